@@ -1,0 +1,35 @@
+# skillserver build, test and run targets. `make help` lists them.
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+DATE    ?= $(shell git log -1 --format=%cI 2>/dev/null)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.buildDate=$(DATE)
+GO      ?= go
+BIN     := bin/skillserver
+
+.PHONY: help build run test test-short lint golden validate clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build a static binary into bin/
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skillserver
+
+run: build ## serve the bundled example tree on :8080
+	$(BIN) serve --skills testdata/skills --agents testdata/agents
+
+test: ## every test, with the race detector and the real-client interop tests
+	$(GO) vet ./...
+	SKILLSERVER_INTEROP=1 $(GO) test -race -count=1 ./...
+
+test-short: ## unit tests only (no interop, no race detector)
+	$(GO) test -short ./...
+
+golden: ## regenerate golden files under testdata/golden
+	UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
+
+validate: build ## validate the bundled example tree
+	$(BIN) validate --skills testdata/skills --agents testdata/agents
+
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,19 @@
+// Command skillserver publishes AI-agent skills and sub-agents from a
+// directory over the Agent Skills Discovery RFC feed and a native manifest.
+package main
+
+import (
+	"context"
+	"os"
+)
+
+// Set with -ldflags "-X main.version=... -X main.commit=... -X main.buildDate=...".
+var (
+	version   = "dev"
+	commit    = ""
+	buildDate = ""
+)
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}

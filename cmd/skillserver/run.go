@@ -1,0 +1,305 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/config"
+	"github.com/skillserver/skillserver/internal/httpapi"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailure  = 1
+	exitUsage    = 2
+	usageSummary = `usage:
+  skillserver serve    [--config FILE] [--listen ADDR] [--skills DIR] [--agents DIR] [--base-url URL]
+  skillserver validate [--config FILE] [--skills DIR] [--agents DIR] [--format text|json]
+  skillserver version
+  skillserver healthcheck [--url URL]
+`
+)
+
+// run is the whole program: main only supplies the process's context,
+// arguments, environment and streams, so tests can run it in-process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageSummary)
+		return exitUsage
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "serve":
+		err = serve(ctx, rest, getenv, stderr)
+	case "validate":
+		return validate(ctx, rest, getenv, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, version)
+		return exitOK
+	case "healthcheck":
+		err = healthcheck(ctx, rest, getenv)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usageSummary)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "skillserver: unknown command %q\n%s", cmd, usageSummary)
+		return exitUsage
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "skillserver %s: %v\n", cmd, err)
+		if errors.Is(err, config.ErrUsage) || errors.Is(err, pflag.ErrHelp) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	return exitOK
+}
+
+// loadConfig parses a command's flags and loads its configuration.
+func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, *pflag.FlagSet, error) {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config.AddFlags(fs, keys...)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", config.ErrUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("%w: unexpected arguments %q", config.ErrUsage, fs.Args())
+	}
+	cfg, err := config.Load(fs, getenv)
+	return cfg, fs, err
+}
+
+// source turns the configured directories into a catalog.Source: a missing
+// default directory means none of that kind, a missing configured one is an
+// error.
+func source(cfg *config.Config) (catalog.Source, error) {
+	src := catalog.Source{Limits: catalog.Limits{
+		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,
+	}}
+	resolve := func(key, dir string, explicit bool) (string, error) {
+		ok, err := catalog.DirExists(dir)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("%s: %w", key, err)
+		case ok:
+			return dir, nil
+		case explicit:
+			return "", fmt.Errorf("%w: %s directory %q does not exist", config.ErrUsage, key, dir)
+		}
+		return "", nil
+	}
+	var err error
+	if src.SkillsDir, err = resolve("skills", cfg.Skills, cfg.SkillsExplicit); err != nil {
+		return src, err
+	}
+	if src.AgentsDir, err = resolve("agents", cfg.Agents, cfg.AgentsExplicit); err != nil {
+		return src, err
+	}
+	return src, nil
+}
+
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	format := cfg.LogFormat
+	if format == "auto" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
+				format = "text"
+			}
+		}
+	}
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func buildInfo() httpapi.BuildInfo {
+	return httpapi.BuildInfo{Version: version, Commit: commit, BuildDate: buildDate, GoVersion: runtime.Version()}
+}
+
+var serveKeys = []string{"listen", "skills", "agents", "base_url", "trust_proxy", "cors_allow_origin",
+	"log_format", "log_level", "max_file_bytes", "max_files", "max_total_bytes", "shutdown_timeout"}
+
+// serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
+func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, _, err := loadConfig("serve", args, getenv, stderr, serveKeys, nil)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, stderr)
+	src, err := source(cfg)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cat := catalog.New(src, log)
+	api := httpapi.NewServer(cat, httpapi.Options{
+		BaseURL:         cfg.BaseURL,
+		TrustProxy:      cfg.TrustProxy,
+		CORSAllowOrigin: cfg.CORSAllowOrigin,
+		Build:           buildInfo(),
+	}, log)
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	httpServer := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpServer.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", version)
+
+	if _, err := cat.Reload(ctx); err != nil {
+		shutdown(httpServer, cfg.ShutdownTimeout, log)
+		return fmt.Errorf("initial scan: %w", err)
+	}
+	api.SetReady(true)
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-hup:
+			_, _ = cat.Reload(ctx) // logged by the catalog; the old snapshot stays on failure
+		case err := <-serveErr:
+			return fmt.Errorf("serve: %w", err)
+		case <-ctx.Done():
+			log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+			api.SetReady(false)
+			return shutdown(httpServer, cfg.ShutdownTimeout, log)
+		}
+	}
+}
+
+// shutdown drains in-flight requests for at most timeout, then closes what
+// is left.
+func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("shutdown deadline passed; closing connections", "error", err)
+		_ = srv.Close()
+	}
+	return nil
+}
+
+// validate scans exactly what serve would and reports every problem.
+func validate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	var format string
+	cfg, _, err := loadConfig("validate", args, getenv, stderr,
+		[]string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes"},
+		func(fs *pflag.FlagSet) { fs.StringVar(&format, "format", "text", "output format: text or json") })
+	if err == nil && format != "text" && format != "json" {
+		err = fmt.Errorf("%w: --format %q: must be text or json", config.ErrUsage, format)
+	}
+	var src catalog.Source
+	if err == nil {
+		src, err = source(cfg)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "skillserver validate: %v\n", err)
+		if errors.Is(err, config.ErrUsage) || errors.Is(err, pflag.ErrHelp) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	snap, err := catalog.Build(ctx, src, 1)
+	if err != nil {
+		fmt.Fprintf(stderr, "skillserver validate: %v\n", err)
+		return exitFailure
+	}
+	problems := snap.Problems
+	if problems == nil {
+		problems = []skill.Problem{}
+	}
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(problems)
+	} else {
+		for _, p := range problems {
+			fmt.Fprintln(stdout, p.String())
+		}
+	}
+	errs := snap.ErrorCount()
+	fmt.Fprintf(stderr, "%d skills (%d versions) valid; %d errors, %d warnings\n",
+		len(snap.Skills), snap.VersionCount(), errs, len(problems)-errs)
+	if errs > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// healthcheck exits 0 when /readyz answers 200; it is the container
+// image's HEALTHCHECK, since a scratch image has no curl.
+func healthcheck(ctx context.Context, args []string, getenv func(string) string) error {
+	fs := pflag.NewFlagSet("healthcheck", pflag.ContinueOnError)
+	target := fs.String("url", "", "readiness URL (default: http://127.0.0.1:<port of SKILLSERVER_LISTEN>/readyz)")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", config.ErrUsage, err)
+	}
+	if *target == "" {
+		listen := getenv(config.EnvPrefix + "LISTEN")
+		if listen == "" {
+			listen = ":8080"
+		}
+		_, port, err := net.SplitHostPort(listen)
+		if err != nil {
+			return fmt.Errorf("%w: %s%s=%q: %w", config.ErrUsage, config.EnvPrefix, "LISTEN", listen, err)
+		}
+		*target = "http://127.0.0.1:" + port + "/readyz"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *target, nil)
+	if err != nil {
+		return fmt.Errorf("%w: --url: %w", config.ErrUsage, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", *target, strings.TrimSpace(resp.Status))
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/skillserver/skillserver/internal/content"
+)
+
+// RFCSchema is the RFC discovery index's $schema; clients compare it byte
+// for byte.
+const RFCSchema = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
+
+// DocKind names a JSON document the snapshot publishes.
+type DocKind int
+
+// Document kinds.
+const (
+	DocRFCIndex DocKind = iota + 1 // /.well-known/agent-skills/index.json
+)
+
+// DocKey identifies one document of a snapshot.
+type DocKey struct {
+	Kind    DocKind
+	Name    string
+	Version string
+	Page    string
+}
+
+// Document is an encoded JSON document and the digest of its bytes.
+type Document struct {
+	Body   []byte
+	Digest content.Digest
+}
+
+// maxCachedBases bounds how many distinct base URLs a snapshot keeps
+// rendered documents for. With a configured base URL there is one; when the
+// base comes from the Host header a client could send many, and those past
+// the bound are rendered per request instead of growing memory.
+const maxCachedBases = 8
+
+// docCache holds documents rendered for a snapshot, per base URL. Each
+// document is encoded at most once per base for the snapshot's lifetime.
+type docCache struct {
+	mu    sync.Mutex
+	bases map[string]map[DocKey]*Document
+}
+
+func newDocCache() *docCache { return &docCache{bases: make(map[string]map[DocKey]*Document)} }
+
+// Document returns the document key for a client whose public base URL is
+// base (scheme://host[/prefix], no trailing slash). ok is false when the
+// snapshot has no such document.
+func (s *Snapshot) Document(base string, key DocKey) (*Document, bool) {
+	c := s.docs
+	c.mu.Lock()
+	if d, ok := c.bases[base][key]; ok {
+		c.mu.Unlock()
+		return d, true
+	}
+	c.mu.Unlock()
+
+	v, ok := s.render(base, key)
+	if !ok {
+		return nil, false
+	}
+	d := encodeDocument(v)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, known := c.bases[base]
+	if !known {
+		if len(c.bases) >= maxCachedBases {
+			return d, true
+		}
+		m = make(map[DocKey]*Document)
+		c.bases[base] = m
+	}
+	if prev, ok := m[key]; ok {
+		return prev, true // another request rendered the same bytes first
+	}
+	m[key] = d
+	return d, true
+}
+
+// encodeDocument renders v in the published JSON style: two-space indent,
+// trailing newline, no HTML escaping.
+func encodeDocument(v any) *Document {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Every document is built from strings, numbers and slices the
+		// snapshot owns; failing to encode one is a programming error.
+		panic(fmt.Sprintf("encode document: %v", err))
+	}
+	b := buf.Bytes()
+	return &Document{Body: b, Digest: content.Sum(b)}
+}
+
+func (s *Snapshot) render(base string, key DocKey) (any, bool) {
+	switch key.Kind {
+	case DocRFCIndex:
+		return s.rfcIndex(base), true
+	}
+	return nil, false
+}
+
+// RFC discovery index (wire.md §1).
+
+type rfcIndex struct {
+	Schema string     `json:"$schema"`
+	Skills []rfcEntry `json:"skills"`
+}
+
+type rfcEntry struct {
+	Name        string        `json:"name"`
+	Type        ArtifactType  `json:"type"`
+	Description string        `json:"description"`
+	URL         string        `json:"url"`
+	Digest      string        `json:"digest"`
+	Version     string        `json:"version"`
+	Resources   []rfcResource `json:"resources,omitempty"`
+}
+
+type rfcResource struct {
+	Path     string `json:"path"`
+	Digest   string `json:"digest"`
+	URL      string `json:"url"`
+	UnixMode uint32 `json:"unixMode,omitempty"`
+}
+
+func (s *Snapshot) rfcIndex(base string) rfcIndex {
+	idx := rfcIndex{Schema: RFCSchema, Skills: make([]rfcEntry, 0, len(s.Skills))}
+	for _, sk := range s.Skills {
+		idx.Skills = append(idx.Skills, rfcEntryOf(base, sk.Latest, true))
+	}
+	return idx
+}
+
+func rfcEntryOf(base string, v *SkillVersion, withResources bool) rfcEntry {
+	e := rfcEntry{
+		Name:        v.Name,
+		Type:        v.Type,
+		Description: v.Description,
+		URL:         ArtifactURL(base, v),
+		Digest:      v.Digest().String(),
+		Version:     v.Version,
+	}
+	if withResources {
+		for _, r := range v.Resources {
+			rr := rfcResource{Path: r.Path, Digest: r.Digest.String(), URL: ResourceURL(base, v, r)}
+			if r.Mode != 0o644 {
+				rr.UnixMode = r.Mode
+			}
+			e.Resources = append(e.Resources, rr)
+		}
+	}
+	return e
+}
+
+// URLs. Every artifact URL is absolute and pinned to its digest.
+
+// SkillVersionPath is the /api/v1 path prefix of a skill version's files.
+func SkillVersionPath(name, version string) string {
+	return "/api/v1/skills/" + url.PathEscape(name) + "/" + url.PathEscape(version)
+}
+
+// ArtifactURL is the pinned URL of v's artifact: its zip or its SKILL.md.
+func ArtifactURL(base string, v *SkillVersion) string {
+	file := skillFile
+	if v.Type == TypeArchive {
+		file = "archive.zip"
+	}
+	return base + SkillVersionPath(v.Name, v.Version) + "/" + file + "?digest=" + v.Digest().String()
+}
+
+// ResourceURL is the pinned URL of one resource file of v.
+func ResourceURL(base string, v *SkillVersion, r Resource) string {
+	return base + SkillVersionPath(v.Name, v.Version) + "/" + escapePath(r.Path) + "?digest=" + r.Digest.String()
+}
+
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}

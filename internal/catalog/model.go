@@ -1,0 +1,69 @@
+package catalog
+
+import (
+	"time"
+
+	"github.com/skillserver/skillserver/internal/content"
+)
+
+// ArtifactType says how a skill version is downloaded.
+type ArtifactType string
+
+// Artifact types; nothing else is ever published.
+const (
+	TypeSkillMD ArtifactType = "skill-md" // a lone SKILL.md
+	TypeArchive ArtifactType = "archive"  // SKILL.md plus resources, as one zip
+)
+
+// Skill is every published version of one skill.
+type Skill struct {
+	Name     string
+	Versions []*SkillVersion // newest first
+	Latest   *SkillVersion
+	byVer    map[string]*SkillVersion
+}
+
+// Version returns the named version of s.
+func (s *Skill) Version(v string) (*SkillVersion, bool) {
+	sv, ok := s.byVer[v]
+	return sv, ok
+}
+
+// SkillVersion is one immutable, validated version of a skill.
+type SkillVersion struct {
+	Name        string
+	Version     string
+	Declared    bool // the version string came from the tree, not the digest
+	Description string
+	Type        ArtifactType
+	SkillMD     content.Digest
+	Archive     content.Digest // empty for TypeSkillMD
+	Resources   []Resource     // sorted by path; excludes SKILL.md
+	Metadata    map[string]string
+	PublishedAt time.Time // UTC, whole seconds
+	Source      string    // folder the version was read from, for reports
+	resByPath   map[string]*Resource
+}
+
+// Digest is the digest of the version's artifact: the archive when it has
+// resources, else the SKILL.md.
+func (v *SkillVersion) Digest() content.Digest {
+	if v.Type == TypeArchive {
+		return v.Archive
+	}
+	return v.SkillMD
+}
+
+// Resource returns the resource file at slash path p.
+func (v *SkillVersion) Resource(p string) (*Resource, bool) {
+	r, ok := v.resByPath[p]
+	return r, ok
+}
+
+// Resource is one non-SKILL.md file of a skill version.
+type Resource struct {
+	Path   string // relative, slash-separated
+	Digest content.Digest
+	Size   int64
+	Mode   uint32 // 0644 or 0755, as recorded in the archive
+}

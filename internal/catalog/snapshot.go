@@ -1,0 +1,120 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// Source says what to scan.
+type Source struct {
+	// SkillsDir is the skills root; "" means no skills source.
+	SkillsDir string
+	// AgentsDir is the sub-agents root; "" means no sub-agent source is
+	// configured, which the native tree reports as 404 rather than empty.
+	AgentsDir string
+	Limits    Limits
+}
+
+// Snapshot is one immutable, complete view of the catalogue. Everything a
+// request needs is in it; handlers never touch the filesystem.
+type Snapshot struct {
+	Generation uint64
+	Skills     []*Skill // sorted by name
+	Problems   []skill.Problem
+	Store      *content.Store
+	// AgentsConfigured is false when no sub-agent source is configured.
+	AgentsConfigured bool
+	ScanDuration     time.Duration
+
+	skillByName map[string]*Skill
+	docs        *docCache
+}
+
+// Skill returns the named skill.
+func (s *Snapshot) Skill(name string) (*Skill, bool) {
+	sk, ok := s.skillByName[name]
+	return sk, ok
+}
+
+// VersionCount is the number of published skill versions.
+func (s *Snapshot) VersionCount() int {
+	n := 0
+	for _, sk := range s.Skills {
+		n += len(sk.Versions)
+	}
+	return n
+}
+
+// ErrorCount is the number of error-severity problems.
+func (s *Snapshot) ErrorCount() int {
+	n := 0
+	for _, p := range s.Problems {
+		if p.Severity == skill.SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// ErrScanFailed wraps the reason a whole scan could not complete; the
+// caller keeps its previous snapshot.
+var ErrScanFailed = errors.New("scan failed")
+
+// Build scans src into a new snapshot with the given generation. Problems
+// with individual items are data in the snapshot; an error means the scan as
+// a whole failed (a root unreadable, ctx cancelled) and nothing was built.
+func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error) {
+	start := time.Now()
+	blobs := content.NewBuilder()
+	snap := &Snapshot{Generation: generation, AgentsConfigured: src.AgentsDir != ""}
+
+	if src.SkillsDir != "" {
+		t, err := openTreeRoot(src.SkillsDir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: open skills root: %w", ErrScanFailed, err)
+		}
+		sc := &skillScanner{t: t, lim: src.Limits, blobs: blobs}
+		err = sc.scan(ctx)
+		t.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
+		}
+		snap.Skills = sc.skills
+		snap.Problems = append(snap.Problems, sc.probs...)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
+	}
+
+	snap.Store = blobs.Store()
+	snap.skillByName = make(map[string]*Skill, len(snap.Skills))
+	for _, sk := range snap.Skills {
+		snap.skillByName[sk.Name] = sk
+	}
+	slices.SortStableFunc(snap.Problems, func(a, b skill.Problem) int { return strings.Compare(a.Path, b.Path) })
+	snap.docs = newDocCache()
+	snap.ScanDuration = time.Since(start)
+	return snap, nil
+}
+
+// DirExists reports whether dir exists and is a directory.
+func DirExists(dir string) (bool, error) {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !info.IsDir():
+		return false, fmt.Errorf("%s is not a directory", dir)
+	}
+	return true, nil
+}

@@ -1,0 +1,49 @@
+package catalog
+
+import (
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// versionKey is a parsed version string, ready to compare.
+type versionKey struct {
+	raw string
+	sv  *semver.Version // nil when raw is not semver
+}
+
+func parseVersionKey(raw string) versionKey {
+	// NewVersion tolerates a leading "v" and short forms such as "1.10",
+	// which users expect to sort above "1.9". Two strings of equal
+	// precedence ("1.0" and "1.0.0") are told apart by compareVersions.
+	sv, err := semver.NewVersion(raw)
+	if err != nil {
+		return versionKey{raw: raw}
+	}
+	return versionKey{raw: raw, sv: sv}
+}
+
+// compareVersions orders by semver precedence; strings that are not semver
+// sort below all that are, then by string. Equal precedence (1.0.0 and
+// v1.0.0, or build metadata only) falls back to the string, so the order is
+// total and deterministic.
+func compareVersions(a, b versionKey) int {
+	switch {
+	case a.sv != nil && b.sv != nil:
+		if c := a.sv.Compare(b.sv); c != 0 {
+			return c
+		}
+	case a.sv != nil:
+		return 1
+	case b.sv != nil:
+		return -1
+	}
+	return strings.Compare(a.raw, b.raw)
+}
+
+// isRelease reports whether k counts as a release for the `latest` rule:
+// a semver without prerelease. When a skill has no release at all, its
+// highest version is latest.
+func (k versionKey) isRelease() bool {
+	return k.sv != nil && k.sv.Prerelease() == ""
+}

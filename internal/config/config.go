@@ -1,0 +1,214 @@
+// Package config loads skillserver's configuration: flag > environment
+// (SKILLSERVER_*) > YAML file > default. It is the only importer of viper
+// and must not import other internal packages.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// EnvPrefix prefixes every environment variable.
+const EnvPrefix = "SKILLSERVER_"
+
+// Config is the validated configuration of every command.
+type Config struct {
+	Listen string `mapstructure:"listen"`
+	Skills string `mapstructure:"skills"`
+	Agents string `mapstructure:"agents"`
+	// SkillsExplicit and AgentsExplicit are true when the directory was
+	// configured rather than defaulted: a missing explicit directory is an
+	// error, a missing default one means "no items of that kind".
+	SkillsExplicit bool `mapstructure:"-"`
+	AgentsExplicit bool `mapstructure:"-"`
+
+	BaseURL         string        `mapstructure:"base_url"`
+	TrustProxy      bool          `mapstructure:"trust_proxy"`
+	CORSAllowOrigin string        `mapstructure:"cors_allow_origin"`
+	LogFormat       string        `mapstructure:"log_format"`
+	LogLevel        string        `mapstructure:"log_level"`
+	MaxFileBytes    int64         `mapstructure:"max_file_bytes"`
+	MaxFiles        int           `mapstructure:"max_files"`
+	MaxTotalBytes   int64         `mapstructure:"max_total_bytes"`
+	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+
+	// ConfigFile is the file that was read, or "".
+	ConfigFile string `mapstructure:"-"`
+}
+
+// Key documents one configuration key. Keys is the single list the loader,
+// the flags and docs/configuration.md are built from.
+type Key struct {
+	Name    string // config-file key
+	Flag    string // command-line flag of `serve`, or ""
+	Default any
+	Help    string
+}
+
+// Env is the environment variable that sets k.
+func (k Key) Env() string { return EnvPrefix + strings.ToUpper(k.Name) }
+
+// Keys lists every configuration key.
+var Keys = []Key{
+	{Name: "listen", Flag: "listen", Default: ":8080", Help: "address the HTTP server listens on"},
+	{Name: "skills", Flag: "skills", Default: "./skills", Help: "skills root directory; a missing default directory means no skills, a missing configured one is an error"},
+	{Name: "agents", Flag: "agents", Default: "./agents", Help: "sub-agents root directory; when the default is missing, no sub-agent source is configured (the sub-agent tree answers 404)"},
+	{Name: "base_url", Flag: "base-url", Default: "", Help: "public base URL for absolute artifact URLs (e.g. https://skills.example.com); empty derives it from each request"},
+	{Name: "trust_proxy", Flag: "trust-proxy", Default: false, Help: "derive the base URL from X-Forwarded-Proto and X-Forwarded-Host when base_url is empty; enable only behind a proxy that sets them"},
+	{Name: "cors_allow_origin", Flag: "cors-allow-origin", Default: "*", Help: "Access-Control-Allow-Origin sent on GET and HEAD responses; empty sends none"},
+	{Name: "log_format", Flag: "log-format", Default: "auto", Help: "log format: auto (text on a terminal, JSON otherwise), json or text"},
+	{Name: "log_level", Flag: "log-level", Default: "info", Help: "log level: debug, info, warn or error"},
+	{Name: "max_file_bytes", Flag: "max-file-bytes", Default: int64(10 << 20), Help: "largest file a skill version may hold, in bytes (0: no limit)"},
+	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
+	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
+	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
+}
+
+// ErrUsage marks errors in how the command was invoked (exit code 2).
+var ErrUsage = errors.New("usage error")
+
+// AddFlags registers the flags named in keys on fs, plus --config.
+func AddFlags(fs *pflag.FlagSet, names ...string) {
+	fs.String("config", "", "YAML configuration file (env "+EnvPrefix+"CONFIG)")
+	for _, k := range Keys {
+		if k.Flag == "" || !slices.Contains(names, k.Name) {
+			continue
+		}
+		help := k.Help + " (env " + k.Env() + ")"
+		switch d := k.Default.(type) {
+		case string:
+			fs.String(k.Flag, d, help)
+		case bool:
+			fs.Bool(k.Flag, d, help)
+		case int:
+			fs.Int(k.Flag, d, help)
+		case int64:
+			fs.Int64(k.Flag, d, help)
+		case time.Duration:
+			fs.Duration(k.Flag, d, help)
+		}
+	}
+}
+
+// Load builds the configuration from the parsed flag set fs, the
+// environment as seen through getenv, and the config file.
+func Load(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) {
+	v := viper.New()
+	for _, k := range Keys {
+		v.SetDefault(k.Name, k.Default)
+	}
+	explicit := map[string]bool{}
+
+	file := getenv(EnvPrefix + "CONFIG")
+	if f := fs.Lookup("config"); f != nil && f.Changed {
+		file = f.Value.String()
+	}
+	if file != "" {
+		if err := readFile(v, file, explicit); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range Keys {
+		if val, ok := lookupEnv(getenv, k.Env()); ok {
+			v.Set(k.Name, val)
+			explicit[k.Name] = true
+		}
+	}
+	for _, k := range Keys {
+		if k.Flag == "" {
+			continue
+		}
+		if f := fs.Lookup(k.Flag); f != nil && f.Changed {
+			v.Set(k.Name, f.Value.String())
+			explicit[k.Name] = true
+		}
+	}
+
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	c.ConfigFile = file
+	c.SkillsExplicit, c.AgentsExplicit = explicit["skills"], explicit["agents"]
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return &c, nil
+}
+
+func lookupEnv(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+// readFile merges a YAML config file into v and rejects unknown keys.
+func readFile(v *viper.Viper, file string, explicit map[string]bool) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("%w: config file: %w", ErrUsage, err)
+	}
+	defer f.Close()
+	fv := viper.New()
+	fv.SetConfigType("yaml")
+	if err := fv.ReadConfig(f); err != nil {
+		return fmt.Errorf("%w: config file %s: %w", ErrUsage, file, err)
+	}
+	known := make(map[string]bool, len(Keys))
+	for _, k := range Keys {
+		known[k.Name] = true
+	}
+	for _, key := range fv.AllKeys() {
+		if !known[key] {
+			return fmt.Errorf("%w: config file %s: unknown key %q (see docs/configuration.md for the keys)", ErrUsage, file, key)
+		}
+		v.Set(key, fv.Get(key))
+		explicit[key] = true
+	}
+	return nil
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Listen == "" {
+		errs = append(errs, errors.New("listen: must not be empty (e.g. :8080)"))
+	}
+	if c.Skills == "" {
+		errs = append(errs, errors.New("skills: must not be empty"))
+	}
+	if c.Agents == "" {
+		errs = append(errs, errors.New("agents: must not be empty"))
+	}
+	if c.BaseURL != "" {
+		u, err := url.Parse(c.BaseURL)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("base_url: %w", err))
+		case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+			errs = append(errs, fmt.Errorf("base_url %q: must be an absolute http or https URL such as https://skills.example.com", c.BaseURL))
+		case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+			errs = append(errs, fmt.Errorf("base_url %q: must not carry a query, fragment or user info", c.BaseURL))
+		}
+		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	}
+	if !slices.Contains([]string{"auto", "json", "text"}, c.LogFormat) {
+		errs = append(errs, fmt.Errorf("log_format %q: must be auto, json or text", c.LogFormat))
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.LogLevel) {
+		errs = append(errs, fmt.Errorf("log_level %q: must be debug, info, warn or error", c.LogLevel))
+	}
+	if c.MaxFileBytes < 0 || c.MaxFiles < 0 || c.MaxTotalBytes < 0 {
+		errs = append(errs, errors.New("max_file_bytes, max_files and max_total_bytes must not be negative (0 means no limit)"))
+	}
+	if c.ShutdownTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("shutdown_timeout %s: must be positive", c.ShutdownTimeout))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,107 @@
+package httpapi
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// statusWriter records what a handler wrote, for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// quietRoutes are probed often; their requests are logged at debug level.
+var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/health": true, "/metrics": true}
+
+// logRequests writes one line per request, labelled by route pattern.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		route := chi.RouteContext(r.Context()).RoutePattern()
+		if route == "" {
+			route = "unmatched"
+		}
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		level := slog.LevelInfo
+		if quietRoutes[route] {
+			level = slog.LevelDebug
+		}
+		s.log.Log(r.Context(), level, "request",
+			"method", r.Method, "route", route, "path", r.URL.Path,
+			"status", sw.status, "bytes", sw.bytes, "duration", time.Since(start))
+	})
+}
+
+// recoverPanics turns a handler panic into a logged 500.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.fail(w, r, fmt.Errorf("panic: %v", v))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cors allows browsers on any configured origin to read GET and HEAD
+// responses, and answers preflight requests.
+func (s *Server) cors(next http.Handler) http.Handler {
+	origin := s.opts.CORSAllowOrigin
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Range, X-Total-Count")
+		case http.MethodOptions:
+			if r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Set("Access-Control-Allow-Origin", origin)
+				h.Set("Access-Control-Allow-Methods", "GET, HEAD")
+				h.Set("Access-Control-Allow-Headers", "Authorization, If-None-Match, Range")
+				h.Set("Access-Control-Max-Age", "86400")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if origin != "*" {
+			h.Add("Vary", "Origin")
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,147 @@
+// Package httpapi serves a catalogue snapshot over HTTP: routes, handlers,
+// encoding, errors and middleware. It is the only importer of chi, and it
+// never touches the filesystem: every byte comes from the current snapshot.
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync/atomic"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+)
+
+const (
+	jsonContentType     = "application/json; charset=utf-8"
+	markdownContentType = "text/markdown; charset=utf-8"
+	// Pinned URLs name their bytes, so caches may keep them forever; the
+	// same paths unpinned change on reload and are revalidated soon.
+	cacheImmutable = "public, max-age=31536000, immutable"
+	cacheShort     = "public, max-age=30"
+)
+
+// Snapshots is the one thing handlers need from the catalogue.
+type Snapshots interface {
+	Current() *catalog.Snapshot
+}
+
+// BuildInfo describes the running binary.
+type BuildInfo struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit,omitempty"`
+	BuildDate string `json:"buildDate,omitempty"`
+	GoVersion string `json:"goVersion"`
+}
+
+// Options configures a Server.
+type Options struct {
+	// BaseURL is the public base URL, without a trailing slash; "" derives
+	// it from each request.
+	BaseURL string
+	// TrustProxy lets X-Forwarded-Proto/Host set the derived base URL.
+	TrustProxy bool
+	// CORSAllowOrigin is sent as Access-Control-Allow-Origin on GET and
+	// HEAD; "" sends none.
+	CORSAllowOrigin string
+	Build           BuildInfo
+}
+
+// Server is the HTTP face of the catalogue.
+type Server struct {
+	cat     Snapshots
+	opts    Options
+	log     *slog.Logger
+	ready   atomic.Bool
+	router  chi.Router
+	handler http.Handler
+}
+
+// NewServer returns a Server reading snapshots from cat.
+func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
+	s := &Server{cat: cat, opts: opts, log: log}
+	r := chi.NewRouter()
+	s.router = r
+	r.Use(s.recoverPanics, s.logRequests, s.cors)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, errNotFound)
+	})
+	r.MethodNotAllowed(s.methodNotAllowed)
+	s.routes(r)
+	s.handler = r
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// SetReady switches /readyz between 200 and 503.
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// Routes lists every registered method and route pattern, for the
+// contract test against api/openapi.yaml.
+func (s *Server) Routes() []string {
+	var out []string
+	_ = chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		out = append(out, method+" "+route)
+		return nil
+	})
+	return out
+}
+
+// methods the 405 handler probes to fill in Allow.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range probeMethods {
+		if s.router.Match(chi.NewRouteContext(), m, routingPath(r)) {
+			allow = append(allow, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.fail(w, r, errMethodNotAllowed)
+}
+
+func routingPath(r *http.Request) string {
+	if r.URL.RawPath != "" {
+		return r.URL.RawPath
+	}
+	return r.URL.Path
+}
+
+// hostRE is what a base URL's host may hold: a DNS name or an IP literal,
+// with an optional port. Anything else in Host is refused, since it would
+// end up in every absolute URL of the response.
+var hostRE = regexp.MustCompile(`^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$`)
+
+// baseURL is the public base for absolute URLs in this response.
+func (s *Server) baseURL(r *http.Request) (string, bool) {
+	if s.opts.BaseURL != "" {
+		return s.opts.BaseURL, true
+	}
+	scheme, host := "http", r.Host
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if s.opts.TrustProxy {
+		if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
+			scheme = p
+		}
+		if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" {
+			host = h
+		}
+	}
+	if !hostRE.MatchString(host) {
+		return "", false
+	}
+	return scheme + "://" + strings.ToLower(host), true
+}
+
+func firstValue(h string) string {
+	first, _, _ := strings.Cut(h, ",")
+	return strings.TrimSpace(first)
+}

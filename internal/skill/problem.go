@@ -1,0 +1,77 @@
+// Package skill parses and validates SKILL.md files and agent-md files.
+//
+// It is pure: it works on bytes the caller read and reports every finding
+// as a Problem value. It must not import the filesystem layout
+// (internal/catalog), HTTP or configuration packages.
+package skill
+
+import "fmt"
+
+// Severity says whether a problem keeps an item out of the catalogue.
+type Severity string
+
+// Severities.
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+)
+
+// Rule names are stable identifiers: `skillserver validate --format json`
+// prints them, and users grep for them.
+const (
+	RuleFrontmatter   = "frontmatter"
+	RuleName          = "name"
+	RuleNameMismatch  = "name-mismatch"
+	RuleDescription   = "description"
+	RuleCompatibility = "compatibility"
+	RuleMetadata      = "metadata"
+	RuleUnknownKey    = "unknown-key"
+	RuleVersion       = "version"
+	RuleEncoding      = "encoding"
+	RuleLayout        = "layout"
+	RuleSymlink       = "symlink"
+	RuleFileType      = "file-type"
+	RuleLimit         = "limit"
+	RuleResourcePath  = "resource-path"
+	RuleDuplicate     = "duplicate"
+	RuleRead          = "read"
+	RuleBody          = "body"
+	RuleField         = "field"
+	RuleStale         = "stale"
+)
+
+// Problem is one finding about one file or folder.
+type Problem struct {
+	Path     string   `json:"path"` // slash path relative to the scanned root's parent
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+}
+
+// String renders p as `path: rule: message`, marking warnings.
+func (p Problem) String() string {
+	if p.Severity == SeverityWarning {
+		return fmt.Sprintf("%s: %s: warning: %s", p.Path, p.Rule, p.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", p.Path, p.Rule, p.Message)
+}
+
+// Errorf returns an error-severity problem.
+func Errorf(path, rule, format string, args ...any) Problem {
+	return Problem{Path: path, Rule: rule, Severity: SeverityError, Message: fmt.Sprintf(format, args...)}
+}
+
+// Warnf returns a warning-severity problem.
+func Warnf(path, rule, format string, args ...any) Problem {
+	return Problem{Path: path, Rule: rule, Severity: SeverityWarning, Message: fmt.Sprintf(format, args...)}
+}
+
+// HasError reports whether any problem in ps is an error.
+func HasError(ps []Problem) bool {
+	for _, p := range ps {
+		if p.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
