@@ -85,6 +85,7 @@ func (s *skillScanner) scanSkill(name string) *Skill {
 		return nil
 	}
 	var versions []*SkillVersion
+	var ignored []skill.Problem
 	found := false
 	for _, e := range entries {
 		child := path.Join(name, e.Name())
@@ -97,7 +98,7 @@ func (s *skillScanner) scanSkill(name string) *Skill {
 			continue
 		}
 		if !info.IsDir() || !isRegularFile(s.t, path.Join(child, skillFile)) {
-			s.problem(skill.Warnf(s.t.report(child), skill.RuleLayout, "ignored: a versioned skill folder holds only version folders, each with a SKILL.md"))
+			ignored = append(ignored, skill.Warnf(s.t.report(child), skill.RuleLayout, "ignored: a versioned skill folder holds only version folders, each with a SKILL.md"))
 			continue
 		}
 		found = true
@@ -109,7 +110,9 @@ func (s *skillScanner) scanSkill(name string) *Skill {
 			versions = append(versions, v)
 		}
 	}
-	if !found {
+	if found {
+		s.probs = append(s.probs, ignored...)
+	} else {
 		s.problem(skill.Errorf(s.t.report(name), skill.RuleLayout, "no SKILL.md: put one in the folder (flat) or in each version folder such as %s/1.0.0/SKILL.md", name))
 	}
 	if len(versions) == 0 {

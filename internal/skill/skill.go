@@ -53,7 +53,7 @@ func ParseSkill(path, folder string, data []byte) (Skill, []Problem) {
 		return s, ps
 	}
 
-	var topVersion, metaVersion string
+	var topVersion string
 	var haveTop bool
 	for _, f := range fields {
 		switch f.key {
@@ -116,16 +116,19 @@ func ParseSkill(path, folder string, data []byte) (Skill, []Problem) {
 	}
 
 	metaVersion, haveMeta := s.Metadata["version"]
+	declared := topVersion
+	if haveMeta {
+		declared = metaVersion
+	}
 	switch {
 	case haveMeta && haveTop && metaVersion != topVersion:
 		errf(RuleVersion, "metadata.version %q and version %q disagree; keep one", metaVersion, topVersion)
-	case haveMeta:
-		s.Version = metaVersion
-	case haveTop:
-		s.Version = topVersion
-	}
-	if (haveMeta || haveTop) && !ValidVersion(s.Version) {
-		errf(RuleVersion, "version %q must be 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0)", s.Version, MaxVersionLen)
+	case !haveMeta && !haveTop:
+		// Undeclared: the catalogue derives a version from the digest.
+	case !ValidVersion(declared):
+		errf(RuleVersion, "version %q must be 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0)", declared, MaxVersionLen)
+	default:
+		s.Version = declared
 	}
 	return s, ps
 }

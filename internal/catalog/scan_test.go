@@ -1,0 +1,327 @@
+package catalog
+
+import (
+	"archive/zip"
+	"bytes"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+func build(t *testing.T, src Source) *Snapshot {
+	t.Helper()
+	snap, err := Build(t.Context(), src, 1)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return snap
+}
+
+// TestInvalidFixtures scans testdata/invalid/skills, where every folder but
+// valid-neighbour holds a `.expect` file naming the rule and severity its
+// problem must have. Errors keep the skill out; warnings do not.
+func TestInvalidFixtures(t *testing.T) {
+	root := "../../testdata/invalid/skills"
+	snap := build(t, Source{SkillsDir: root})
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		t.Run(name, func(t *testing.T) {
+			expect, err := os.ReadFile(filepath.Join(root, name, ".expect"))
+			if os.IsNotExist(err) {
+				if _, ok := snap.Skill(name); !ok {
+					t.Errorf("valid skill %s is missing from the snapshot", name)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rule, severity, _ := strings.Cut(strings.TrimSpace(string(expect)), " ")
+			prefix := root + "/" + name
+			var found bool
+			for _, p := range snap.Problems {
+				if (p.Path == prefix || strings.HasPrefix(p.Path, prefix+"/")) && p.Rule == rule && string(p.Severity) == severity {
+					found = true
+					if p.Message == "" {
+						t.Errorf("problem %v has no message", p)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("no %s %q problem under %s; problems: %v", severity, rule, prefix, snap.Problems)
+			}
+			_, published := snap.Skill(name)
+			if want := severity == "warning"; published != want {
+				t.Errorf("published = %v, want %v", published, want)
+			}
+		})
+	}
+	if n := len(snap.Skills); n != 3 {
+		t.Errorf("published %d skills, want the 3 valid ones", n)
+	}
+}
+
+// TestExampleTree checks layout, versions and artifact types of the bundled
+// example tree.
+func TestExampleTree(t *testing.T) {
+	snap := build(t, Source{SkillsDir: "../../testdata/skills", AgentsDir: "../../testdata/agents"})
+	if len(snap.Problems) != 0 {
+		t.Errorf("example tree has problems: %v", snap.Problems)
+	}
+	tests := []struct {
+		name     string
+		latest   string
+		versions string // newest first
+		typ      ArtifactType
+	}{
+		{"code-review", "1.0.0", "1.0.0", TypeArchive},
+		{"k8s-deploy", "1.2.0", "2.0.0-rc.1,1.2.0,1.0.0", TypeArchive},
+		{"release-notes", "0.3.1", "0.3.1", TypeSkillMD},
+		{"support-triage", "1.2.0", "1.2.0", TypeSkillMD},
+		{"windows-notes", "0.0.0+8edeca7ea1f2", "0.0.0+8edeca7ea1f2", TypeSkillMD},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sk, ok := snap.Skill(tt.name)
+			if !ok {
+				t.Fatal("missing")
+			}
+			var vs []string
+			for _, v := range sk.Versions {
+				vs = append(vs, v.Version)
+			}
+			if got := strings.Join(vs, ","); got != tt.versions {
+				t.Errorf("versions = %s, want %s", got, tt.versions)
+			}
+			if sk.Latest.Version != tt.latest || sk.Latest.Type != tt.typ {
+				t.Errorf("latest = %s (%s), want %s (%s)", sk.Latest.Version, sk.Latest.Type, tt.latest, tt.typ)
+			}
+		})
+	}
+	k8s, _ := snap.Skill("k8s-deploy")
+	script, ok := k8s.Latest.Resource("scripts/deploy.sh")
+	if !ok || script.Mode != 0o755 {
+		t.Errorf("scripts/deploy.sh = %+v, want mode 0755", script)
+	}
+	if logo, ok := k8s.Latest.Resource("assets/logo.png"); !ok || logo.Mode != 0o644 {
+		t.Errorf("assets/logo.png = %+v, want mode 0644", logo)
+	}
+	rn, _ := snap.Skill("release-notes")
+	if got := rn.Latest.PublishedAt.Format("2006-01-02T15:04:05Z07:00"); got != "2026-11-29T10:00:00Z" {
+		t.Errorf("release-notes publishedAt = %s, want metadata.published", got)
+	}
+}
+
+// TestArchiveFollowsZipRules opens every archive and checks the rules
+// clients enforce (clients.md) and the determinism rules (source.md).
+func TestArchiveFollowsZipRules(t *testing.T) {
+	snap := build(t, Source{SkillsDir: "../../testdata/skills"})
+	for _, sk := range snap.Skills {
+		for _, v := range sk.Versions {
+			if v.Type != TypeArchive {
+				continue
+			}
+			b, _ := snap.Store.Get(v.Archive)
+			zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+			if err != nil {
+				t.Fatalf("%s@%s: %v", v.Name, v.Version, err)
+			}
+			if zr.File[0].Name != "SKILL.md" {
+				t.Errorf("%s@%s: first entry %q", v.Name, v.Version, zr.File[0].Name)
+			}
+			seen := map[string]bool{}
+			for i, f := range zr.File {
+				folded := strings.ToLower(f.Name)
+				if seen[folded] || strings.Contains(f.Name, "..") || strings.HasPrefix(f.Name, "/") || strings.HasSuffix(f.Name, "/") || strings.Contains(f.Name, "//") {
+					t.Errorf("%s@%s: bad entry name %q", v.Name, v.Version, f.Name)
+				}
+				seen[folded] = true
+				if i > 1 && f.Name < zr.File[i-1].Name {
+					t.Errorf("%s@%s: entries not sorted at %q", v.Name, v.Version, f.Name)
+				}
+				if m := f.Mode(); m != 0o644 && m != 0o755 {
+					t.Errorf("%s: mode %v", f.Name, m)
+				}
+				if len(f.Extra) != 0 || f.Method != zip.Deflate {
+					t.Errorf("%s: extra %d bytes, method %d", f.Name, len(f.Extra), f.Method)
+				}
+				rc, _ := f.Open()
+				data, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil {
+					t.Fatalf("%s: %v", f.Name, err)
+				}
+				var want []byte
+				if f.Name == "SKILL.md" {
+					want, _ = snap.Store.Get(v.SkillMD)
+				} else if r, ok := v.Resource(f.Name); ok {
+					want, _ = snap.Store.Get(r.Digest)
+				}
+				if !bytes.Equal(data, want) {
+					t.Errorf("%s@%s/%s: zip entry differs from the published file", v.Name, v.Version, f.Name)
+				}
+			}
+			if len(zr.File) != len(v.Resources)+1 {
+				t.Errorf("%s@%s: %d entries, want %d", v.Name, v.Version, len(zr.File), len(v.Resources)+1)
+			}
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, data string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func skillMD(name string) string {
+	return "---\nname: " + name + "\ndescription: test skill " + name + "\n---\n\nBody.\n"
+}
+
+func problemsUnder(snap *Snapshot, prefix, rule string) []skill.Problem {
+	var out []skill.Problem
+	for _, p := range snap.Problems {
+		if strings.HasPrefix(p.Path, prefix) && p.Rule == rule {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestFilesystemRules covers what cannot live in git: FIFOs, symlink loops,
+// and size limits, each next to a valid skill that must stay published.
+func TestFilesystemRules(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, dir string)
+		lim   Limits
+		rule  string
+	}{
+		{"fifo", func(t *testing.T, dir string) {
+			if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+				t.Skipf("mkfifo: %v", err)
+			}
+		}, Limits{}, skill.RuleFileType},
+		{"dir-loop", func(t *testing.T, dir string) {
+			if err := os.Symlink("..", filepath.Join(dir, "sub", "up")); err != nil {
+				t.Fatal(err)
+			}
+		}, Limits{}, skill.RuleSymlink},
+		{"self-link", func(t *testing.T, dir string) {
+			if err := os.Symlink("self", filepath.Join(dir, "self")); err != nil {
+				t.Fatal(err)
+			}
+		}, Limits{}, skill.RuleSymlink},
+		{"file-too-big", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "big.bin"), strings.Repeat("x", 2000), 0o644)
+		}, Limits{MaxFileBytes: 1000}, skill.RuleLimit},
+		{"too-many-files", func(t *testing.T, dir string) {
+			for _, f := range []string{"a", "b", "c"} {
+				writeFile(t, filepath.Join(dir, f), f, 0o644)
+			}
+		}, Limits{MaxFiles: 3}, skill.RuleLimit},
+		{"too-many-bytes", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "a.bin"), strings.Repeat("a", 600), 0o644)
+			writeFile(t, filepath.Join(dir, "b.bin"), strings.Repeat("b", 600), 0o644)
+		}, Limits{MaxTotalBytes: 1000}, skill.RuleLimit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			dir := filepath.Join(root, "bad")
+			writeFile(t, filepath.Join(dir, "SKILL.md"), skillMD("bad"), 0o644)
+			writeFile(t, filepath.Join(dir, "sub", "keep.md"), "keep", 0o644)
+			writeFile(t, filepath.Join(root, "good", "SKILL.md"), skillMD("good"), 0o644)
+			tt.setup(t, dir)
+			snap := build(t, Source{SkillsDir: root, Limits: tt.lim})
+			if len(problemsUnder(snap, root+"/bad", tt.rule)) == 0 {
+				t.Errorf("no %q problem; problems: %v", tt.rule, snap.Problems)
+			}
+			if _, ok := snap.Skill("bad"); ok {
+				t.Error("invalid skill was published")
+			}
+			if _, ok := snap.Skill("good"); !ok {
+				t.Error("valid neighbour was dropped")
+			}
+		})
+	}
+}
+
+// TestSymlinkInsideRootIsPublished: a link to a file inside the root is
+// served as the file it points to, and a linked skill folder works too.
+func TestSymlinkInsideRootIsPublished(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "shared", "SKILL.md"), skillMD("shared"), 0o644)
+	writeFile(t, filepath.Join(root, "shared", "common.md"), "common text\n", 0o755)
+	writeFile(t, filepath.Join(root, "user", "SKILL.md"), skillMD("user"), 0o644)
+	if err := os.Symlink("../shared/common.md", filepath.Join(root, "user", "common.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "alias-target"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "alias-target", "SKILL.md"), skillMD("alias"), 0o644)
+	if err := os.Symlink("alias-target", filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	snap := build(t, Source{SkillsDir: root})
+	user, ok := snap.Skill("user")
+	if !ok {
+		t.Fatalf("user missing; problems %v", snap.Problems)
+	}
+	r, ok := user.Latest.Resource("common.md")
+	if !ok || r.Mode != 0o755 {
+		t.Fatalf("common.md = %+v, want the linked file with its execute bit", r)
+	}
+	if b, _ := snap.Store.Get(r.Digest); string(b) != "common text\n" {
+		t.Errorf("linked bytes = %q", b)
+	}
+	if _, ok := snap.Skill("alias"); !ok {
+		t.Errorf("skill folder reached through a symlink is missing; problems %v", snap.Problems)
+	}
+}
+
+// TestScanIsDeterministic: two scans of one tree give identical documents
+// and digests, whatever the modification times.
+func TestScanIsDeterministic(t *testing.T) {
+	src := Source{SkillsDir: "../../testdata/skills"}
+	a, b := build(t, src), build(t, src)
+	da, _ := a.Document("https://x.test", DocKey{Kind: DocRFCIndex})
+	db, _ := b.Document("https://x.test", DocKey{Kind: DocRFCIndex})
+	if !bytes.Equal(da.Body, db.Body) {
+		t.Fatal("two scans of one tree rendered different indexes")
+	}
+}
+
+func TestMissingRootFailsTheScan(t *testing.T) {
+	_, err := Build(t.Context(), Source{SkillsDir: filepath.Join(t.TempDir(), "nope")}, 1)
+	if err == nil {
+		t.Fatal("scan of a missing root succeeded")
+	}
+	c := New(Source{SkillsDir: "../../testdata/skills"}, slog.New(slog.DiscardHandler))
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c.src.SkillsDir = filepath.Join(t.TempDir(), "gone")
+	if _, err := c.Reload(t.Context()); err == nil {
+		t.Fatal("reload of a missing root succeeded")
+	}
+	if cur := c.Current(); cur == nil || cur.Generation != 1 || len(cur.Skills) == 0 {
+		t.Errorf("failed reload replaced the snapshot: %+v", cur)
+	}
+}

@@ -1,0 +1,114 @@
+package content
+
+import (
+	"archive/zip"
+	"bytes"
+	"errors"
+	"testing"
+)
+
+var fixture = []ArchiveFile{
+	{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\necho hi\n"), Executable: true},
+	{Path: "SKILL.md", Data: []byte("---\nname: demo\ndescription: Demo.\n---\n\nBody.\n")},
+	{Path: "assets/b.bin", Data: []byte{0, 1, 2, 3, 255}},
+	{Path: "README.md", Data: []byte("# Demo\n")},
+}
+
+// TestBuildZipGolden pins the bytes of a fixture archive. If this fails,
+// archive bytes changed: every published archive digest changes with them,
+// and every client re-downloads every archive skill. Change the constant
+// only as a deliberate decision.
+func TestBuildZipGolden(t *testing.T) {
+	const want = Digest("sha256:1df990c0f21135a36863f350ea6180059125a213293b7e014e5703754bd26215")
+	b, err := BuildZip(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Sum(b); got != want {
+		t.Errorf("fixture archive digest = %s, want %s", got, want)
+	}
+	// Input order does not matter.
+	rev := []ArchiveFile{fixture[3], fixture[2], fixture[1], fixture[0]}
+	b2, err := BuildZip(rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, b2) {
+		t.Error("archive bytes depend on input order")
+	}
+}
+
+func TestBuildZipLayout(t *testing.T) {
+	b, err := BuildZip(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOrder := []string{"SKILL.md", "README.md", "assets/b.bin", "scripts/run.sh"}
+	if len(zr.File) != len(wantOrder) {
+		t.Fatalf("%d entries, want %d", len(zr.File), len(wantOrder))
+	}
+	for i, f := range zr.File {
+		if f.Name != wantOrder[i] {
+			t.Errorf("entry %d = %q, want %q", i, f.Name, wantOrder[i])
+		}
+		wantMode := "-rw-r--r--"
+		if f.Name == "scripts/run.sh" {
+			wantMode = "-rwxr-xr-x"
+		}
+		if f.Mode().String() != wantMode {
+			t.Errorf("%s: mode %s, want %s", f.Name, f.Mode(), wantMode)
+		}
+		if f.ModifiedDate != dosDate1980 || f.ModifiedTime != 0 || len(f.Extra) != 0 {
+			t.Errorf("%s: date %d time %d extra %d", f.Name, f.ModifiedDate, f.ModifiedTime, len(f.Extra))
+		}
+	}
+	if _, err := BuildZip([]ArchiveFile{{Path: "a"}, {Path: "a"}}); err == nil {
+		t.Error("duplicate paths accepted")
+	}
+}
+
+func TestParseDigest(t *testing.T) {
+	hex := "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	tests := []struct {
+		in   string
+		want Digest
+		ok   bool
+	}{
+		{"sha256:" + hex, Digest("sha256:" + hex), true},
+		{hex, Digest("sha256:" + hex), true},
+		{"sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855", "", false},
+		{"sha256:abc", "", false},
+		{"md5:" + hex, "", false},
+		{"", "", false},
+	}
+	for _, tt := range tests {
+		got, err := ParseDigest(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("ParseDigest(%q) = %q, %v", tt.in, got, err)
+		}
+		if err != nil && !errors.Is(err, ErrInvalidDigest) {
+			t.Errorf("error %v is not ErrInvalidDigest", err)
+		}
+	}
+	if Sum(nil) != Digest("sha256:"+hex) {
+		t.Error("Sum(nil) is not the empty digest")
+	}
+}
+
+func TestStore(t *testing.T) {
+	b := NewBuilder()
+	d1 := b.Put([]byte("one"))
+	d2 := b.Put([]byte("one"))
+	b.Put([]byte("three"))
+	s := b.Store()
+	if d1 != d2 || s.Len() != 2 || s.Bytes() != 8 {
+		t.Errorf("len %d bytes %d", s.Len(), s.Bytes())
+	}
+	if got, ok := s.Get(d1); !ok || string(got) != "one" {
+		t.Errorf("Get = %q, %v", got, ok)
+	}
+}
