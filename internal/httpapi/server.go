@@ -65,7 +65,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(s.recoverPanics, s.logRequests, s.cors)
+	r.Use(s.logRequests, s.recoverPanics, discardHeadBodies, s.cors)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})

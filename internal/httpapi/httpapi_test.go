@@ -1,0 +1,300 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+)
+
+const testBase = "https://skills.example.com"
+
+var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "1", "rewrite golden files")
+
+func newTestServer(t *testing.T, opts Options) (*Server, *catalog.Snapshot) {
+	t.Helper()
+	cat := catalog.New(catalog.Source{SkillsDir: "../../testdata/skills", AgentsDir: "../../testdata/agents"}, slog.New(slog.DiscardHandler))
+	snap, err := cat.Reload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.CORSAllowOrigin == "" {
+		opts.CORSAllowOrigin = "*"
+	}
+	s := NewServer(cat, opts, slog.New(slog.DiscardHandler))
+	s.SetReady(true)
+	return s, snap
+}
+
+type result struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+func do(t *testing.T, h http.Handler, method, target string, headers ...string) result {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return result{rec.Code, rec.Header(), rec.Body.Bytes()}
+}
+
+// checkGolden compares got with testdata/golden/name, or rewrites it.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("../../testdata/golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run `make golden` to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (run `make golden` if the change is intended):\n%s", name, got)
+	}
+}
+
+func TestRFCIndexGolden(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	r := do(t, s, "GET", "/.well-known/agent-skills/index.json")
+	if r.code != 200 || r.header.Get("Content-Type") != "application/json; charset=utf-8" {
+		t.Fatalf("status %d, type %q", r.code, r.header.Get("Content-Type"))
+	}
+	checkGolden(t, "rfc-index.json", r.body)
+	if !bytes.HasPrefix(r.body, []byte("{\n  \"$schema\": \"https://schemas.agentskills.io/discovery/0.2.0/schema.json\",\n")) {
+		t.Errorf("index does not start with the byte-exact $schema")
+	}
+	if r.header.Get("ETag") == "" || r.header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("headers %v", r.header)
+	}
+}
+
+func TestEmptyCatalogIsAnEmptyList(t *testing.T) {
+	cat := catalog.New(catalog.Source{SkillsDir: t.TempDir()}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, NewServer(cat, Options{BaseURL: testBase}, slog.New(slog.DiscardHandler)), "GET", "/.well-known/agent-skills/index.json")
+	if !bytes.Contains(r.body, []byte(`"skills": []`)) {
+		t.Errorf("empty index = %s", r.body)
+	}
+}
+
+func TestArtifactSemantics(t *testing.T) {
+	s, snap := newTestServer(t, Options{BaseURL: testBase})
+	k8s, _ := snap.Skill("k8s-deploy")
+	v := k8s.Latest
+	zipBytes, _ := snap.Store.Get(v.Archive)
+	md, _ := snap.Store.Get(v.SkillMD)
+	zipPath := "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"
+	etag := `"` + v.Archive.String() + `"`
+
+	tests := []struct {
+		name    string
+		method  string
+		target  string
+		headers []string
+		code    int
+		body    []byte            // nil: not checked
+		want    map[string]string // headers that must match exactly
+	}{
+		{"archive", "GET", zipPath, nil, 200, zipBytes, map[string]string{"Content-Type": "application/zip", "ETag": etag, "Cache-Control": "public, max-age=30", "Content-Encoding": ""}},
+		{"pinned archive", "GET", zipPath + "?digest=" + v.Archive.String(), nil, 200, zipBytes, map[string]string{"Cache-Control": "public, max-age=31536000, immutable"}},
+		{"pinned to other bytes", "GET", zipPath + "?digest=" + v.SkillMD.String(), nil, 404, nil, nil},
+		{"pinned malformed", "GET", zipPath + "?digest=sha256:XYZ", nil, 400, nil, nil},
+		{"head", "HEAD", zipPath, nil, 200, []byte{}, map[string]string{"ETag": etag, "Content-Type": "application/zip"}},
+		{"not modified", "GET", zipPath, []string{"If-None-Match", etag}, 304, []byte{}, map[string]string{"ETag": etag}},
+		{"stale etag", "GET", zipPath, []string{"If-None-Match", `"sha256:0"`}, 200, zipBytes, nil},
+		{"range", "GET", zipPath, []string{"Range", "bytes=0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
+		{"range not satisfiable", "GET", zipPath, []string{"Range", "bytes=999999-"}, 416, nil, map[string]string{"Content-Type": "application/json; charset=utf-8"}},
+		{"no gzip for artifacts", "GET", zipPath, []string{"Accept-Encoding", "gzip"}, 200, zipBytes, map[string]string{"Content-Encoding": ""}},
+		{"skill md", "GET", "/api/v1/skills/k8s-deploy/1.2.0/SKILL.md", nil, 200, md, map[string]string{"Content-Type": "text/markdown; charset=utf-8"}},
+		{"conventional latest", "GET", "/.well-known/agent-skills/k8s-deploy/SKILL.md", nil, 200, md, nil},
+		{"prerelease by version", "GET", "/api/v1/skills/k8s-deploy/2.0.0-rc.1/SKILL.md", nil, 200, nil, nil},
+		{"resource", "GET", "/api/v1/skills/k8s-deploy/1.2.0/scripts/deploy.sh", nil, 200, nil, map[string]string{"Content-Type": "text/x-shellscript; charset=utf-8"}},
+		{"binary resource", "GET", "/api/v1/skills/k8s-deploy/1.2.0/assets/logo.png", nil, 200, nil, map[string]string{"Content-Type": "image/png"}},
+		{"blob", "GET", "/api/v1/blobs/sha256/" + v.Archive.Hex(), nil, 200, zipBytes, map[string]string{"Content-Type": "application/octet-stream", "Cache-Control": "public, max-age=31536000, immutable"}},
+		{"blob with prefix", "GET", "/api/v1/blobs/sha256/" + v.Archive.String(), nil, 200, zipBytes, nil},
+		{"blob unknown", "GET", "/api/v1/blobs/sha256/" + strings.Repeat("0", 64), nil, 404, nil, nil},
+		{"blob malformed", "GET", "/api/v1/blobs/sha256/nothex", nil, 400, nil, nil},
+		{"archive of a skill-md", "GET", "/api/v1/skills/release-notes/0.3.1/archive.zip", nil, 404, nil, nil},
+		{"unknown skill", "GET", "/api/v1/skills/nope/1.0.0/SKILL.md", nil, 404, nil, nil},
+		{"unknown version", "GET", "/api/v1/skills/k8s-deploy/9.9.9/SKILL.md", nil, 404, nil, nil},
+		{"unknown resource", "GET", "/api/v1/skills/k8s-deploy/1.2.0/scripts/nope.sh", nil, 404, nil, nil},
+		{"dotdot", "GET", "/api/v1/skills/k8s-deploy/1.2.0/../../../../go.mod", nil, 404, nil, nil},
+		{"encoded dotdot", "GET", "/api/v1/skills/k8s-deploy/1.2.0/..%2f..%2f..%2fgo.mod", nil, 404, nil, nil},
+		{"encoded dotdot in name", "GET", "/api/v1/skills/..%2fk8s-deploy/1.2.0/SKILL.md", nil, 404, nil, nil},
+		{"double encoded", "GET", "/api/v1/skills/k8s-deploy/1.2.0/%252e%252e%252fgo.mod", nil, 404, nil, nil},
+		{"dotdot inside version", "GET", "/api/v1/skills/k8s-deploy/1.2.0/scripts/../SKILL.md", nil, 404, nil, nil},
+		{"hidden file never published", "GET", "/api/v1/skills/k8s-deploy/1.2.0/.git/config", nil, 404, nil, nil},
+		{"wrong method", "POST", zipPath, nil, 405, nil, map[string]string{"Allow": "GET, HEAD"}},
+		{"delete index", "DELETE", "/.well-known/agent-skills/index.json", nil, 405, nil, map[string]string{"Allow": "GET, HEAD"}},
+		{"unknown route", "GET", "/nope", nil, 404, nil, nil},
+		{"preflight", "OPTIONS", "/.well-known/agent-skills/index.json", []string{"Access-Control-Request-Method", "GET", "Origin", "https://a.test"}, 204, nil, map[string]string{"Access-Control-Allow-Origin": "*"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := do(t, s, tt.method, tt.target, tt.headers...)
+			if r.code != tt.code {
+				t.Fatalf("status %d, want %d; body %s", r.code, tt.code, r.body)
+			}
+			if tt.body != nil && !bytes.Equal(r.body, tt.body) {
+				t.Errorf("body differs (%d bytes, want %d)", len(r.body), len(tt.body))
+			}
+			for k, want := range tt.want {
+				if got := r.header.Get(k); got != want {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+			if r.code >= 400 {
+				var e errorBody
+				if err := json.Unmarshal(r.body, &e); err != nil || e.Error == "" || e.Message == "" {
+					t.Errorf("error body %q is not {error, message}", r.body)
+				}
+				if r.header.Get("Content-Type") != jsonContentType {
+					t.Errorf("error Content-Type %q", r.header.Get("Content-Type"))
+				}
+			}
+			if tt.method == "GET" && tt.code == 200 && r.header.Get("Access-Control-Allow-Origin") != "*" {
+				t.Error("no CORS header on GET")
+			}
+		})
+	}
+}
+
+// TestHeadMatchesGet: every GET route answers HEAD with the same headers and
+// no body.
+func TestHeadMatchesGet(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	for _, p := range []string{
+		"/.well-known/agent-skills/index.json",
+		"/.well-known/agent-skills/code-review/SKILL.md",
+		"/api/v1/skills/code-review/1.0.0/archive.zip",
+		"/api/v1/skills/code-review/1.0.0/references/checklist.md",
+		"/api/v1/info", "/healthz", "/readyz", "/health",
+		"/api/v1/skills/nope/1/SKILL.md",
+	} {
+		g := do(t, s, "GET", p)
+		h := do(t, s, "HEAD", p)
+		if g.code != h.code || len(h.body) != 0 {
+			t.Errorf("%s: GET %d, HEAD %d with %d body bytes", p, g.code, h.code, len(h.body))
+		}
+		for _, k := range []string{"Content-Type", "ETag", "Content-Length", "Cache-Control"} {
+			if g.header.Get(k) != h.header.Get(k) {
+				t.Errorf("%s: %s GET %q HEAD %q", p, k, g.header.Get(k), h.header.Get(k))
+			}
+		}
+	}
+}
+
+func TestDocumentNotModified(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	first := do(t, s, "GET", "/.well-known/agent-skills/index.json")
+	again := do(t, s, "GET", "/.well-known/agent-skills/index.json", "If-None-Match", first.header.Get("ETag"))
+	if again.code != 304 || len(again.body) != 0 {
+		t.Errorf("status %d with %d bytes, want 304", again.code, len(again.body))
+	}
+}
+
+func TestBaseURLFromRequest(t *testing.T) {
+	tests := []struct {
+		name    string
+		trust   bool
+		host    string
+		headers []string
+		want    string // prefix of every url; "" means 400
+	}{
+		{"host header", false, "skills.internal:8080", nil, "http://skills.internal:8080/api/v1/"},
+		{"forwarded ignored", false, "a.test", []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "evil.test"}, "http://a.test/api/v1/"},
+		{"forwarded trusted", true, "a.test", []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "pub.test, b.test"}, "https://pub.test/api/v1/"},
+		{"bad forwarded host", true, "a.test", []string{"X-Forwarded-Host", "x\"y"}, ""},
+		{"bad proto ignored", true, "a.test", []string{"X-Forwarded-Proto", "javascript"}, "http://a.test/api/v1/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := newTestServer(t, Options{TrustProxy: tt.trust})
+			req := httptest.NewRequest("GET", "/.well-known/agent-skills/index.json", nil)
+			req.Host = tt.host
+			for i := 0; i+1 < len(tt.headers); i += 2 {
+				req.Header.Set(tt.headers[i], tt.headers[i+1])
+			}
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			if tt.want == "" {
+				if rec.Code != 400 {
+					t.Errorf("status %d, want 400", rec.Code)
+				}
+				return
+			}
+			var idx struct{ Skills []struct{ URL string } }
+			if err := json.Unmarshal(rec.Body.Bytes(), &idx); err != nil || len(idx.Skills) == 0 {
+				t.Fatalf("index: %v %s", err, rec.Body)
+			}
+			for _, sk := range idx.Skills {
+				if !strings.HasPrefix(sk.URL, tt.want) {
+					t.Errorf("url %s, want prefix %s", sk.URL, tt.want)
+				}
+			}
+		})
+	}
+}
+
+type nilSnapshots struct{}
+
+func (nilSnapshots) Current() *catalog.Snapshot { return nil }
+
+func TestNotReady(t *testing.T) {
+	s := NewServer(nilSnapshots{}, Options{}, slog.New(slog.DiscardHandler))
+	for _, p := range []string{"/readyz", "/.well-known/agent-skills/index.json", "/api/v1/skills/a/1/SKILL.md"} {
+		if r := do(t, s, "GET", p); r.code != 503 {
+			t.Errorf("%s: %d, want 503", p, r.code)
+		}
+	}
+	if r := do(t, s, "GET", "/healthz"); r.code != 200 {
+		t.Errorf("/healthz: %d", r.code)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	s, _ := newTestServer(t, Options{Build: BuildInfo{Version: "1.2.3", GoVersion: "go"}})
+	r := do(t, s, "GET", "/api/v1/info")
+	var info infoBody
+	if err := json.Unmarshal(r.body, &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Version != "1.2.3" || info.Skills != 5 || info.SkillVersions != 7 || info.Generation != 1 {
+		t.Errorf("info = %+v", info)
+	}
+	r = do(t, s, "GET", "/health")
+	if !bytes.Contains(r.body, []byte(`"status": "healthy"`)) {
+		t.Errorf("health = %s", r.body)
+	}
+}
+
+func TestPanicIsA500(t *testing.T) {
+	s, _ := newTestServer(t, Options{})
+	s.router.Get("/boom", func(http.ResponseWriter, *http.Request) { panic("boom") })
+	r := do(t, s, "GET", "/boom")
+	if r.code != 500 || bytes.Contains(r.body, []byte("boom")) {
+		t.Errorf("status %d body %s: want 500 without internals", r.code, r.body)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
