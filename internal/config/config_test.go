@@ -1,0 +1,111 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func load(t *testing.T, args []string, env map[string]string) (*Config, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	names := make([]string, 0, len(Keys))
+	for _, k := range Keys {
+		names = append(names, k.Name)
+	}
+	AddFlags(fs, names...)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return Load(fs, func(k string) string { return env[k] })
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "skillserver.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != ":8080" || c.Skills != "./skills" || c.Agents != "./agents" || c.SkillsExplicit || c.AgentsExplicit {
+		t.Errorf("defaults = %+v", c)
+	}
+	if c.CORSAllowOrigin != "*" || c.ShutdownTimeout != 15*time.Second || c.MaxFiles != 1000 {
+		t.Errorf("defaults = %+v", c)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	file := writeConfig(t, "listen: \":1\"\nskills: /from-file\nagents: /agents-file\nbase_url: https://file.test/\nmax_files: 7\n")
+	env := map[string]string{"SKILLSERVER_CONFIG": file, "SKILLSERVER_LISTEN": ":2", "SKILLSERVER_SKILLS": "/from-env", "SKILLSERVER_TRUST_PROXY": "true"}
+	c, err := load(t, []string{"--listen", ":3"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"flag beats env and file", c.Listen, ":3"},
+		{"env beats file", c.Skills, "/from-env"},
+		{"file beats default", c.Agents, "/agents-file"},
+		{"file int", c.MaxFiles, 7},
+		{"env bool", c.TrustProxy, true},
+		{"trailing slash trimmed", c.BaseURL, "https://file.test"},
+		{"explicit skills", c.SkillsExplicit, true},
+		{"explicit agents from file", c.AgentsExplicit, true},
+		{"config file recorded", c.ConfigFile, file},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+func TestRejects(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		file    string
+		message string
+	}{
+		{"unknown file key", nil, nil, "listen: \":1\"\nlisten_addr: x\n", `unknown key "listen_addr"`},
+		{"unknown nested key", nil, nil, "limits:\n  files: 1\n", `unknown key "limits.files"`},
+		{"bad yaml", nil, nil, "listen: [\n", "config file"},
+		{"relative base url", []string{"--base-url", "skills.example.com"}, nil, "", "base_url"},
+		{"base url with query", []string{"--base-url", "https://a.test/?x=1"}, nil, "", "base_url"},
+		{"bad log level", nil, map[string]string{"SKILLSERVER_LOG_LEVEL": "loud"}, "", "log_level"},
+		{"bad int env", nil, map[string]string{"SKILLSERVER_MAX_FILES": "many"}, "", "max_files"},
+		{"negative limit", []string{"--max-files", "-1"}, nil, "", "max_files"},
+		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := tt.env
+			if tt.file != "" {
+				env = map[string]string{"SKILLSERVER_CONFIG": writeConfig(t, tt.file)}
+			}
+			_, err := load(t, tt.args, env)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.message) {
+				t.Errorf("error %q: want ErrUsage mentioning %q", err, tt.message)
+			}
+		})
+	}
+}
