@@ -143,12 +143,9 @@ func buildInfo() httpapi.BuildInfo {
 	return httpapi.BuildInfo{Version: version, Commit: commit, BuildDate: buildDate, GoVersion: runtime.Version()}
 }
 
-var serveKeys = []string{"listen", "skills", "agents", "base_url", "trust_proxy", "cors_allow_origin",
-	"log_format", "log_level", "max_file_bytes", "max_files", "max_total_bytes", "shutdown_timeout"}
-
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, _, err := loadConfig("serve", args, getenv, stderr, serveKeys, nil)
+	cfg, _, err := loadConfig("serve", args, getenv, stderr, config.Names(), nil)
 	if err != nil {
 		return err
 	}

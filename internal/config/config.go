@@ -212,3 +212,12 @@ func (c *Config) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Names lists every key name, in Keys order.
+func Names() []string {
+	out := make([]string, len(Keys))
+	for i, k := range Keys {
+		out[i] = k.Name
+	}
+	return out
+}

@@ -109,3 +109,29 @@ func TestRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestConfigurationDocIsCurrent keeps docs/configuration.md's key table
+// equal to Keys; UPDATE_GOLDEN=1 rewrites it.
+func TestConfigurationDocIsCurrent(t *testing.T) {
+	const path = "../../docs/configuration.md"
+	const begin, end = "<!-- BEGIN KEYS (generated from internal/config.Keys by `make golden`) -->\n", "<!-- END KEYS -->"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the generated-table markers", path)
+	}
+	want := s[:i+len(begin)] + MarkdownTable() + s[j:]
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if s != want {
+		t.Errorf("%s is out of date with internal/config.Keys; run `make golden`", path)
+	}
+}
