@@ -95,7 +95,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 // default directory means none of that kind, a missing configured one is an
 // error.
 func source(cfg *config.Config) (catalog.Source, error) {
-	src := catalog.Source{Limits: catalog.Limits{
+	src := catalog.Source{PageSize: cfg.PageSize, Limits: catalog.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,
 	}}
 	resolve := func(key, dir string, explicit bool) (string, error) {
@@ -256,8 +256,8 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 		}
 	}
 	errs := snap.ErrorCount()
-	fmt.Fprintf(stderr, "%d skills (%d versions) valid; %d errors, %d warnings\n",
-		len(snap.Skills), snap.VersionCount(), errs, len(problems)-errs)
+	fmt.Fprintf(stderr, "%d skills (%d versions) and %d sub-agents (%d versions) valid; %d errors, %d warnings\n",
+		len(snap.Skills), snap.VersionCount(), len(snap.Agents), snap.AgentVersionCount(), errs, len(problems)-errs)
 	if errs > 0 {
 		return exitFailure
 	}

@@ -73,8 +73,8 @@ func TestValidateJSON(t *testing.T) {
 			t.Errorf("incomplete problem %+v", p)
 		}
 	}
-	skills, _ := exampleTree(t)
-	code, out, _ = runCmd(t, nil, "validate", "--skills", skills, "--format", "json")
+	skills, agents := exampleTree(t)
+	code, out, _ = runCmd(t, nil, "validate", "--skills", skills, "--agents", agents, "--format", "json")
 	if code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("clean tree: exit %d, output %q", code, out)
 	}

@@ -54,6 +54,8 @@ func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
 		"generation", snap.Generation,
 		"skills", len(snap.Skills),
 		"skill_versions", snap.VersionCount(),
+		"agents", len(snap.Agents),
+		"agent_versions", snap.AgentVersionCount(),
 		"problems", len(snap.Problems),
 		"errors", snap.ErrorCount(),
 		"blobs", snap.Store.Len(),

@@ -20,8 +20,23 @@ type DocKind int
 
 // Document kinds.
 const (
-	DocRFCIndex DocKind = iota + 1 // /.well-known/agent-skills/index.json
+	DocRFCIndex        DocKind = iota + 1 // /.well-known/agent-skills/index.json
+	DocManifest                           // /manifest.json
+	DocSkillIndex                         // /skills/v1/index.json
+	DocSkillPage                          // /skills/v1/pages/{page}.json
+	DocSkill                              // /skills/v1/{name}/index.json
+	DocSkillVersion                       // /skills/v1/{name}/versions/{version}.json
+	DocSubagentIndex                      // /subagents/v1/index.json
+	DocSubagentPage                       // /subagents/v1/pages/{page}.json
+	DocSubagent                           // /subagents/v1/{name}/index.json
+	DocSubagentVersion                    // /subagents/v1/{name}/versions/{version}.json
 )
+
+// absolute reports whether documents of kind k hold absolute URLs, and so
+// depend on the client's base URL.
+func (k DocKind) absolute() bool {
+	return k == DocRFCIndex || k == DocSkillVersion || k == DocSubagentVersion
+}
 
 // DocKey identifies one document of a snapshot.
 type DocKey struct {
@@ -56,6 +71,9 @@ func newDocCache() *docCache { return &docCache{bases: make(map[string]map[DocKe
 // base (scheme://host[/prefix], no trailing slash). ok is false when the
 // snapshot has no such document.
 func (s *Snapshot) Document(base string, key DocKey) (*Document, bool) {
+	if !key.Kind.absolute() {
+		base = "" // one copy, whatever the client's base URL
+	}
 	c := s.docs
 	c.mu.Lock()
 	if d, ok := c.bases[base][key]; ok {
@@ -107,6 +125,29 @@ func (s *Snapshot) render(base string, key DocKey) (any, bool) {
 	switch key.Kind {
 	case DocRFCIndex:
 		return s.rfcIndex(base), true
+	case DocManifest:
+		return s.manifest(), true
+	case DocSkillIndex:
+		return s.skillTree.index(s.pageSize), true
+	case DocSkillPage:
+		return s.skillTree.page(s.pageSize, key.Page)
+	case DocSkill:
+		return s.skillTree.identity(key.Name)
+	case DocSkillVersion:
+		return s.skillVersionDoc(base, key.Name, key.Version)
+	}
+	if !s.AgentsConfigured {
+		return nil, false // no sub-agent source: the whole tree is 404
+	}
+	switch key.Kind {
+	case DocSubagentIndex:
+		return s.agentTree.index(s.pageSize), true
+	case DocSubagentPage:
+		return s.agentTree.page(s.pageSize, key.Page)
+	case DocSubagent:
+		return s.agentTree.identity(key.Name)
+	case DocSubagentVersion:
+		return s.agentVersionDoc(base, key.Name, key.Version)
 	}
 	return nil, false
 }
@@ -183,6 +224,11 @@ func ArtifactURL(base string, v *SkillVersion) string {
 // ResourceURL is the pinned URL of one resource file of v.
 func ResourceURL(base string, v *SkillVersion, r Resource) string {
 	return base + SkillVersionPath(v.Name, v.Version) + "/" + escapePath(r.Path) + "?digest=" + r.Digest.String()
+}
+
+// AgentURL is the pinned URL of an agent-md file.
+func AgentURL(base string, v *AgentVersion) string {
+	return base + "/api/v1/subagents/" + url.PathEscape(v.Name) + "/" + url.PathEscape(v.Version) + "/agent.md?digest=" + v.Digest.String()
 }
 
 func escapePath(p string) string {

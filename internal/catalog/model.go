@@ -40,6 +40,9 @@ type SkillVersion struct {
 	Archive     content.Digest // empty for TypeSkillMD
 	Resources   []Resource     // sorted by path; excludes SKILL.md
 	Metadata    map[string]string
+	// Subagent is metadata.subagent when it is a valid name: the sub-agent
+	// this skill routes to (routesToSubagent in the native tree).
+	Subagent    string
 	PublishedAt time.Time // UTC, whole seconds
 	Source      string    // folder the version was read from, for reports
 	resByPath   map[string]*Resource
@@ -66,4 +69,39 @@ type Resource struct {
 	Digest content.Digest
 	Size   int64
 	Mode   uint32 // 0644 or 0755, as recorded in the archive
+}
+
+// Agent is every published version of one sub-agent.
+type Agent struct {
+	Name     string
+	Versions []*AgentVersion // newest first
+	Latest   *AgentVersion
+	byVer    map[string]*AgentVersion
+}
+
+// Version returns the named version of a.
+func (a *Agent) Version(v string) (*AgentVersion, bool) {
+	av, ok := a.byVer[v]
+	return av, ok
+}
+
+// AgentVersion is one immutable, validated agent-md file.
+type AgentVersion struct {
+	Name        string
+	Version     string
+	Declared    bool
+	Description string
+	Digest      content.Digest
+	Metadata    map[string]string
+	PublishedAt time.Time
+	Source      string
+}
+
+func newAgent(name string, versions []*AgentVersion) *Agent {
+	latest := orderVersions(versions, func(v *AgentVersion) string { return v.Version })
+	a := &Agent{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]*AgentVersion, len(versions))}
+	for _, v := range versions {
+		a.byVer[v.Version] = v
+	}
+	return a
 }

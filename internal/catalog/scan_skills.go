@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -206,6 +205,13 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 	default:
 		v.Version = "0.0.0+" + v.Digest().Hex()[:12]
 	}
+	if sub, ok := sk.Metadata["subagent"]; ok {
+		if skill.ValidName(sub) {
+			v.Subagent = sub
+		} else {
+			s.problem(skill.Warnf(mdPath, skill.RuleMetadata, "metadata.subagent %q is not a valid sub-agent name; routesToSubagent is omitted", sub))
+		}
+	}
 	v.PublishedAt = newest.UTC().Truncate(time.Second)
 	if p, ok := sk.Metadata["published"]; ok {
 		t, err := time.Parse(time.RFC3339, p)
@@ -244,20 +250,10 @@ func (s *skillScanner) checkResources(dir string, files []file, data map[string]
 
 // newSkill orders versions newest first and picks the latest.
 func newSkill(name string, versions []*SkillVersion) *Skill {
-	keys := make(map[*SkillVersion]versionKey, len(versions))
-	for _, v := range versions {
-		keys[v] = parseVersionKey(v.Version)
-	}
-	slices.SortFunc(versions, func(a, b *SkillVersion) int { return compareVersions(keys[b], keys[a]) })
-	sk := &Skill{Name: name, Versions: versions, byVer: make(map[string]*SkillVersion, len(versions))}
+	latest := orderVersions(versions, func(v *SkillVersion) string { return v.Version })
+	sk := &Skill{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]*SkillVersion, len(versions))}
 	for _, v := range versions {
 		sk.byVer[v.Version] = v
-		if sk.Latest == nil && keys[v].isRelease() {
-			sk.Latest = v
-		}
-	}
-	if sk.Latest == nil {
-		sk.Latest = versions[0]
 	}
 	return sk
 }

@@ -325,3 +325,90 @@ func TestMissingRootFailsTheScan(t *testing.T) {
 		t.Errorf("failed reload replaced the snapshot: %+v", cur)
 	}
 }
+
+func TestInvalidAgentFixtures(t *testing.T) {
+	root := "../../testdata/invalid/agents"
+	snap := build(t, Source{AgentsDir: root})
+	tests := []struct {
+		path      string // under root
+		rule      string
+		severity  skill.Severity
+		published string // agent name that must (still) be published, or ""
+	}{
+		{"bom-agent.md", skill.RuleEncoding, skill.SeverityError, ""},
+		{"name-mismatch-agent.md", skill.RuleNameMismatch, skill.SeverityError, ""},
+		{"empty-body.md", skill.RuleBody, skill.SeverityError, ""},
+		{"bad-timeout.md", skill.RuleField, skill.SeverityError, ""},
+		{"bad-role.md", skill.RuleField, skill.SeverityError, ""},
+		{"dup.md", skill.RuleDuplicate, skill.SeverityError, ""},
+		{"dup", skill.RuleDuplicate, skill.SeverityError, ""},
+		{"version-file-mismatch/1.0.0.md", skill.RuleVersion, skill.SeverityError, ""},
+		{"bad-version-file/1.0_x.md", skill.RuleVersion, skill.SeverityError, ""},
+		{"unknown-key-agent.md", skill.RuleUnknownKey, skill.SeverityWarning, "unknown-key-agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			found := false
+			for _, p := range snap.Problems {
+				found = found || (p.Path == root+"/"+tt.path && p.Rule == tt.rule && p.Severity == tt.severity)
+			}
+			if !found {
+				t.Errorf("no %s %q problem at %s; got %v", tt.severity, tt.rule, tt.path, snap.Problems)
+			}
+		})
+	}
+	var names []string
+	for _, a := range snap.Agents {
+		names = append(names, a.Name)
+	}
+	if got := strings.Join(names, ","); got != "unknown-key-agent,valid-agent" {
+		t.Errorf("published agents = %s, want only the valid ones", got)
+	}
+}
+
+// TestAgentsConfiguredButEmpty: an empty agents root is configured (200
+// with no items), unlike no agents root at all (404).
+func TestAgentsConfiguredButEmpty(t *testing.T) {
+	empty := build(t, Source{AgentsDir: t.TempDir()})
+	if _, ok := empty.Document("", DocKey{Kind: DocSubagentPage, Page: AllPage}); !ok {
+		t.Error("configured empty agents root has no page")
+	}
+	none := build(t, Source{})
+	if _, ok := none.Document("", DocKey{Kind: DocSubagentIndex}); ok {
+		t.Error("no agents root, yet a sub-agent index")
+	}
+}
+
+func TestPagination(t *testing.T) {
+	root := t.TempDir()
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		writeFile(t, filepath.Join(root, n, "SKILL.md"), skillMD(n), 0o644)
+	}
+	tests := []struct {
+		size  int
+		pages string
+	}{
+		{0, "all"}, {5, "all"}, {100, "all"}, {2, "1,2,3"}, {4, "1,2"}, {1, "1,2,3,4,5"},
+	}
+	for _, tt := range tests {
+		snap := build(t, Source{SkillsDir: root, PageSize: tt.size})
+		idx := snap.skillTree.index(snap.pageSize)
+		var names []string
+		total := 0
+		for _, p := range idx.Pages {
+			name := strings.TrimSuffix(strings.TrimPrefix(p.Href, "/skills/v1/pages/"), ".json")
+			names = append(names, name)
+			page, ok := snap.skillTree.page(snap.pageSize, name)
+			if !ok || page.Range != p.Range {
+				t.Fatalf("size %d: page %s missing or range %q != %q", tt.size, name, page.Range, p.Range)
+			}
+			if tt.size > 0 && len(page.Items) > tt.size {
+				t.Errorf("size %d: page %s holds %d items", tt.size, name, len(page.Items))
+			}
+			total += len(page.Items)
+		}
+		if got := strings.Join(names, ","); got != tt.pages || total != 5 {
+			t.Errorf("size %d: pages %s holding %d items, want %s holding 5", tt.size, got, total, tt.pages)
+		}
+	}
+}

@@ -21,6 +21,8 @@ type Source struct {
 	// configured, which the native tree reports as 404 rather than empty.
 	AgentsDir string
 	Limits    Limits
+	// PageSize is the most items one native-tree page holds (0: default).
+	PageSize int
 }
 
 // Snapshot is one immutable, complete view of the catalogue. Everything a
@@ -28,6 +30,7 @@ type Source struct {
 type Snapshot struct {
 	Generation uint64
 	Skills     []*Skill // sorted by name
+	Agents     []*Agent // sorted by name
 	Problems   []skill.Problem
 	Store      *content.Store
 	// AgentsConfigured is false when no sub-agent source is configured.
@@ -35,6 +38,10 @@ type Snapshot struct {
 	ScanDuration     time.Duration
 
 	skillByName map[string]*Skill
+	agentByName map[string]*Agent
+	pageSize    int
+	skillTree   collection
+	agentTree   collection
 	docs        *docCache
 }
 
@@ -42,6 +49,21 @@ type Snapshot struct {
 func (s *Snapshot) Skill(name string) (*Skill, bool) {
 	sk, ok := s.skillByName[name]
 	return sk, ok
+}
+
+// Agent returns the named sub-agent.
+func (s *Snapshot) Agent(name string) (*Agent, bool) {
+	a, ok := s.agentByName[name]
+	return a, ok
+}
+
+// AgentVersionCount is the number of published sub-agent versions.
+func (s *Snapshot) AgentVersionCount() int {
+	n := 0
+	for _, a := range s.Agents {
+		n += len(a.Versions)
+	}
+	return n
 }
 
 // VersionCount is the number of published skill versions.
@@ -90,6 +112,20 @@ func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error
 		snap.Skills = sc.skills
 		snap.Problems = append(snap.Problems, sc.probs...)
 	}
+	if src.AgentsDir != "" {
+		t, err := openTreeRoot(src.AgentsDir)
+		if err != nil {
+			return nil, fmt.Errorf("%w: open agents root: %w", ErrScanFailed, err)
+		}
+		sc := &agentScanner{t: t, lim: src.Limits, blobs: blobs}
+		err = sc.scan(ctx)
+		t.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
+		}
+		snap.Agents = sc.agents
+		snap.Problems = append(snap.Problems, sc.probs...)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 	}
@@ -99,6 +135,16 @@ func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error
 	for _, sk := range snap.Skills {
 		snap.skillByName[sk.Name] = sk
 	}
+	snap.agentByName = make(map[string]*Agent, len(snap.Agents))
+	for _, a := range snap.Agents {
+		snap.agentByName[a.Name] = a
+	}
+	snap.checkSubagentRoutes()
+	snap.pageSize = src.PageSize
+	if snap.pageSize <= 0 {
+		snap.pageSize = DefaultPageSize
+	}
+	snap.skillTree, snap.agentTree = snap.skillCollection(), snap.agentCollection()
 	slices.SortStableFunc(snap.Problems, func(a, b skill.Problem) int { return strings.Compare(a.Path, b.Path) })
 	snap.docs = newDocCache()
 	snap.ScanDuration = time.Since(start)
@@ -117,4 +163,21 @@ func DirExists(dir string) (bool, error) {
 		return false, fmt.Errorf("%s is not a directory", dir)
 	}
 	return true, nil
+}
+
+// checkSubagentRoutes warns about skills that route to a sub-agent the
+// snapshot does not publish; their routesToSubagent is omitted, so every
+// advertised href answers.
+func (s *Snapshot) checkSubagentRoutes() {
+	for _, sk := range s.Skills {
+		for _, v := range sk.Versions {
+			if v.Subagent == "" {
+				continue
+			}
+			if _, ok := s.agentByName[v.Subagent]; !ok {
+				s.Problems = append(s.Problems, skill.Warnf(v.Source+"/SKILL.md", skill.RuleMetadata,
+					"metadata.subagent names %q, which is not a published sub-agent; routesToSubagent is omitted", v.Subagent))
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -46,4 +47,21 @@ func compareVersions(a, b versionKey) int {
 // highest version is latest.
 func (k versionKey) isRelease() bool {
 	return k.sv != nil && k.sv.Prerelease() == ""
+}
+
+// orderVersions sorts vs newest first in place and returns the latest: the
+// highest release, else the highest version.
+func orderVersions[T any](vs []T, version func(T) string) T {
+	keys := make(map[string]versionKey, len(vs))
+	for _, v := range vs {
+		keys[version(v)] = parseVersionKey(version(v))
+	}
+	byVersion := func(v T) versionKey { return keys[version(v)] }
+	slices.SortFunc(vs, func(a, b T) int { return compareVersions(byVersion(b), byVersion(a)) })
+	for _, v := range vs {
+		if byVersion(v).isRelease() {
+			return v
+		}
+	}
+	return vs[0]
 }

@@ -39,6 +39,7 @@ type Config struct {
 	MaxFiles        int           `mapstructure:"max_files"`
 	MaxTotalBytes   int64         `mapstructure:"max_total_bytes"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	PageSize        int           `mapstructure:"page_size"`
 
 	// ConfigFile is the file that was read, or "".
 	ConfigFile string `mapstructure:"-"`
@@ -69,6 +70,7 @@ var Keys = []Key{
 	{Name: "max_file_bytes", Flag: "max-file-bytes", Default: int64(10 << 20), Help: "largest file a skill version may hold, in bytes (0: no limit)"},
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
+	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named `all` while everything fits"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 }
 
@@ -206,6 +208,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxFileBytes < 0 || c.MaxFiles < 0 || c.MaxTotalBytes < 0 {
 		errs = append(errs, errors.New("max_file_bytes, max_files and max_total_bytes must not be negative (0 means no limit)"))
+	}
+	if c.PageSize < 1 {
+		errs = append(errs, fmt.Errorf("page_size %d: must be at least 1", c.PageSize))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown_timeout %s: must be positive", c.ShutdownTimeout))

@@ -55,7 +55,7 @@ func (s *Server) skillVersion(w http.ResponseWriter, r *http.Request, snap *cata
 	return v
 }
 
-func (s *Server) handleDocument(key func(*http.Request) catalog.DocKey) http.HandlerFunc {
+func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		snap := s.snapshot(w, r)
 		if snap == nil {
@@ -66,9 +66,13 @@ func (s *Server) handleDocument(key func(*http.Request) catalog.DocKey) http.Han
 			s.fail(w, r, fmt.Errorf("%w: the Host header is not a valid host name; configure base_url", errBadRequest))
 			return
 		}
-		doc, ok := snap.Document(base, key(r))
+		key, ok := resolve(r)
+		var doc *catalog.Document
+		if ok {
+			doc, ok = snap.Document(base, key)
+		}
 		if !ok {
-			s.fail(w, r, errNotFound)
+			s.fail(w, r, fmt.Errorf("%w: no document at %s", errNotFound, r.URL.Path))
 			return
 		}
 		h := w.Header()
@@ -137,6 +141,26 @@ func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveArtifact(w, r, snap, res.Digest, contentTypeOf(res.Path))
+}
+
+func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
+	snap := s.snapshot(w, r)
+	if snap == nil {
+		return
+	}
+	name, ok1 := param(r, "name")
+	ver, ok2 := param(r, "version")
+	a, ok := snap.Agent(name)
+	if !ok1 || !ok2 || !ok {
+		s.fail(w, r, fmt.Errorf("%w: no sub-agent named %q", errNotFound, name))
+		return
+	}
+	v, ok := a.Version(ver)
+	if !ok {
+		s.fail(w, r, fmt.Errorf("%w: sub-agent %q has no version %q", errNotFound, name, ver))
+		return
+	}
+	s.serveArtifact(w, r, snap, v.Digest, markdownContentType)
 }
 
 func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -17,19 +18,73 @@ func (s *Server) routes(r chi.Router) {
 	get(r, "/api/v1/info", s.handleInfo)
 
 	// Agent Skills Discovery RFC feed (wire.md §1).
-	get(r, "/.well-known/agent-skills/index.json", s.handleDocument(func(*http.Request) catalog.DocKey {
-		return catalog.DocKey{Kind: catalog.DocRFCIndex}
-	}))
+	get(r, "/.well-known/agent-skills/index.json", s.handleDocument(fixedDoc(catalog.DocRFCIndex)))
 	get(r, "/.well-known/agent-skills/{name}/SKILL.md", s.handleLatestSkillMD)
+
+	// Native manifest tree (wire.md §3).
+	get(r, "/manifest.json", s.handleDocument(fixedDoc(catalog.DocManifest)))
+	get(r, "/skills/v1/index.json", s.handleDocument(fixedDoc(catalog.DocSkillIndex)))
+	get(r, "/skills/v1/pages/{file}", s.handleDocument(pageDoc(catalog.DocSkillPage, catalog.DocSkill)))
+	get(r, "/skills/v1/{name}/index.json", s.handleDocument(identityDoc(catalog.DocSkill)))
+	get(r, "/skills/v1/{name}/versions/{file}", s.handleDocument(versionDoc(catalog.DocSkillVersion)))
+	get(r, "/subagents/v1/index.json", s.handleDocument(fixedDoc(catalog.DocSubagentIndex)))
+	get(r, "/subagents/v1/pages/{file}", s.handleDocument(pageDoc(catalog.DocSubagentPage, catalog.DocSubagent)))
+	get(r, "/subagents/v1/{name}/index.json", s.handleDocument(identityDoc(catalog.DocSubagent)))
+	get(r, "/subagents/v1/{name}/versions/{file}", s.handleDocument(versionDoc(catalog.DocSubagentVersion)))
 
 	// Artifact bytes (wire.md §2).
 	get(r, "/api/v1/skills/{name}/{version}/SKILL.md", s.handleSkillMD)
 	get(r, "/api/v1/skills/{name}/{version}/archive.zip", s.handleArchive)
 	get(r, "/api/v1/skills/{name}/{version}/*", s.handleResource)
+	get(r, "/api/v1/subagents/{name}/{version}/agent.md", s.handleAgentMD)
 	get(r, "/api/v1/blobs/sha256/{digest}", s.handleBlob)
 }
 
 func get(r chi.Router, pattern string, h http.HandlerFunc) {
 	r.Get(pattern, h)
 	r.Head(pattern, h)
+}
+
+// docKeyFunc resolves a request to the document it names; ok is false when
+// the path cannot name one.
+type docKeyFunc func(*http.Request) (key catalog.DocKey, ok bool)
+
+func fixedDoc(kind catalog.DocKind) docKeyFunc {
+	return func(*http.Request) (catalog.DocKey, bool) { return catalog.DocKey{Kind: kind}, true }
+}
+
+// jsonFile strips ".json" from the {file} parameter. chi cannot match
+// "{version}.json" itself: its parameters end at the first ".", and
+// versions hold dots.
+func jsonFile(r *http.Request) (string, bool) {
+	f, ok := param(r, "file")
+	base, found := strings.CutSuffix(f, ".json")
+	return base, ok && found && base != ""
+}
+
+// pageDoc resolves /{tree}/pages/{page}.json. Static segments win in chi,
+// so an item named "pages" has its identity document under this route.
+func pageDoc(page, identity catalog.DocKind) docKeyFunc {
+	return func(r *http.Request) (catalog.DocKey, bool) {
+		f, ok := jsonFile(r)
+		if f == "index" {
+			return catalog.DocKey{Kind: identity, Name: "pages"}, ok
+		}
+		return catalog.DocKey{Kind: page, Page: f}, ok
+	}
+}
+
+func identityDoc(kind catalog.DocKind) docKeyFunc {
+	return func(r *http.Request) (catalog.DocKey, bool) {
+		name, ok := param(r, "name")
+		return catalog.DocKey{Kind: kind, Name: name}, ok
+	}
+}
+
+func versionDoc(kind catalog.DocKind) docKeyFunc {
+	return func(r *http.Request) (catalog.DocKey, bool) {
+		name, ok1 := param(r, "name")
+		version, ok2 := jsonFile(r)
+		return catalog.DocKey{Kind: kind, Name: name, Version: version}, ok1 && ok2
+	}
 }

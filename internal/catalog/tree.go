@@ -1,0 +1,295 @@
+package catalog
+
+import (
+	"strconv"
+	"time"
+)
+
+// The native manifest tree (wire.md §3): /manifest.json, then for skills
+// and sub-agents an index of pages, pages of items, one identity document
+// per item listing its versions, and one document per version.
+
+// ManifestSchema is /manifest.json's $schema.
+const ManifestSchema = "https://schemas.netclaw.dev/skillserver/manifest/0.1.0"
+
+// DefaultPageSize is how many items a tree page holds unless configured.
+const DefaultPageSize = 500
+
+// AllPage names the single page of a collection that fits on one page.
+const AllPage = "all"
+
+type link struct {
+	Href string `json:"href"`
+}
+
+type selfLinks struct {
+	Self link `json:"self"`
+}
+
+type manifestDoc struct {
+	Schema     string                `json:"$schema"`
+	APIVersion string                `json:"apiVersion"`
+	Versions   map[string]manifestV1 `json:"versions"`
+}
+
+type manifestV1 struct {
+	Self           link  `json:"self"`
+	Skills         link  `json:"skills"`
+	Subagents      *link `json:"subagents,omitempty"`
+	SkillSearch    link  `json:"skillSearch"`
+	SubagentSearch link  `json:"subagentSearch"`
+}
+
+type treeIndexDoc struct {
+	Kind  string    `json:"kind"`
+	Links selfLinks `json:"links"`
+	Pages []pageRef `json:"pages"`
+}
+
+type pageRef struct {
+	Range string `json:"range"`
+	Href  string `json:"href"`
+}
+
+type treePageDoc struct {
+	Kind  string     `json:"kind"`
+	Range string     `json:"range"`
+	Items []treeItem `json:"items"`
+	Links selfLinks  `json:"links"`
+}
+
+type treeItem struct {
+	Name          string       `json:"name"`
+	LatestVersion string       `json:"latestVersion"`
+	VersionRange  versionRange `json:"versionRange"`
+	Href          string       `json:"href"`
+}
+
+type versionRange struct {
+	Min   string `json:"min"`
+	Max   string `json:"max"`
+	Count int    `json:"count"`
+}
+
+type identityDoc struct {
+	Kind          string       `json:"kind"`
+	Name          string       `json:"name"`
+	LatestVersion string       `json:"latestVersion"`
+	Versions      []versionRef `json:"versions"`
+	Links         selfLinks    `json:"links"`
+}
+
+type versionRef struct {
+	Version     string `json:"version"`
+	PublishedAt string `json:"publishedAt"`
+	Digest      string `json:"digest"`
+	Href        string `json:"href"`
+}
+
+type skillVersionDoc struct {
+	Kind             string         `json:"kind"`
+	Artifact         rfcEntry       `json:"artifact"`
+	RoutesToSubagent *subagentRoute `json:"routesToSubagent,omitempty"`
+	Links            selfLinks      `json:"links"`
+}
+
+type subagentRoute struct {
+	Name string `json:"name"`
+	Href string `json:"href"`
+}
+
+type subagentVersionDoc struct {
+	Kind        string    `json:"kind"`
+	Name        string    `json:"name"`
+	Version     string    `json:"version"`
+	Type        string    `json:"type"`
+	Description string    `json:"description"`
+	URL         string    `json:"url"`
+	Digest      string    `json:"digest"`
+	Links       selfLinks `json:"links"`
+}
+
+// collection is what the tree needs of skills or sub-agents.
+type collection struct {
+	kind   string // "skill" or "subagent"
+	root   string // "/skills/v1" or "/subagents/v1"
+	items  []collectionItem
+	byName map[string]int
+}
+
+type collectionItem struct {
+	name     string
+	latest   string
+	versions []collectionVersion // newest first
+}
+
+type collectionVersion struct {
+	version     string
+	publishedAt time.Time
+	digest      string
+}
+
+// Tree paths. Names and versions only hold URL-safe characters.
+
+// SkillTreeRoot and SubagentTreeRoot are the collections' tree roots.
+const (
+	SkillTreeRoot    = "/skills/v1"
+	SubagentTreeRoot = "/subagents/v1"
+)
+
+func indexHref(root string) string            { return root + "/index.json" }
+func pageHref(root, page string) string       { return root + "/pages/" + page + ".json" }
+func identityHref(root, name string) string   { return root + "/" + name + "/index.json" }
+func versionHref(root, name, v string) string { return root + "/" + name + "/versions/" + v + ".json" }
+
+func (s *Snapshot) skillCollection() collection {
+	c := collection{kind: "skill", root: SkillTreeRoot, items: make([]collectionItem, 0, len(s.Skills)), byName: make(map[string]int, len(s.Skills))}
+	for _, sk := range s.Skills {
+		it := collectionItem{name: sk.Name, latest: sk.Latest.Version}
+		for _, v := range sk.Versions {
+			it.versions = append(it.versions, collectionVersion{v.Version, v.PublishedAt, v.Digest().String()})
+		}
+		c.byName[it.name] = len(c.items)
+		c.items = append(c.items, it)
+	}
+	return c
+}
+
+func (s *Snapshot) agentCollection() collection {
+	c := collection{kind: "subagent", root: SubagentTreeRoot, items: make([]collectionItem, 0, len(s.Agents)), byName: make(map[string]int, len(s.Agents))}
+	for _, a := range s.Agents {
+		it := collectionItem{name: a.Name, latest: a.Latest.Version}
+		for _, v := range a.Versions {
+			it.versions = append(it.versions, collectionVersion{v.Version, v.PublishedAt, v.Digest.String()})
+		}
+		c.byName[it.name] = len(c.items)
+		c.items = append(c.items, it)
+	}
+	return c
+}
+
+// page is one server-owned page of a collection.
+type page struct {
+	name       string
+	rangeLabel string
+	lo, hi     int // items[lo:hi]
+}
+
+// pages splits n items into pages of at most size: one page named "all"
+// while everything fits, else pages "1", "2", ... labelled by the first
+// and last name they hold.
+func (c collection) pages(size int) []page {
+	n := len(c.items)
+	if size <= 0 || n <= size {
+		return []page{{name: AllPage, rangeLabel: AllPage, lo: 0, hi: n}}
+	}
+	var out []page
+	for lo := 0; lo < n; lo += size {
+		hi := min(lo+size, n)
+		out = append(out, page{
+			name:       strconv.Itoa(len(out) + 1),
+			rangeLabel: c.items[lo].name + ".." + c.items[hi-1].name,
+			lo:         lo, hi: hi,
+		})
+	}
+	return out
+}
+
+func (c collection) index(size int) treeIndexDoc {
+	d := treeIndexDoc{Kind: c.kind + "-index", Links: selfLinks{link{indexHref(c.root)}}}
+	for _, p := range c.pages(size) {
+		d.Pages = append(d.Pages, pageRef{Range: p.rangeLabel, Href: pageHref(c.root, p.name)})
+	}
+	return d
+}
+
+func (c collection) page(size int, name string) (treePageDoc, bool) {
+	for _, p := range c.pages(size) {
+		if p.name != name {
+			continue
+		}
+		d := treePageDoc{Kind: c.kind + "-page", Range: p.rangeLabel, Items: make([]treeItem, 0, p.hi-p.lo),
+			Links: selfLinks{link{pageHref(c.root, p.name)}}}
+		for _, it := range c.items[p.lo:p.hi] {
+			d.Items = append(d.Items, treeItem{
+				Name:          it.name,
+				LatestVersion: it.latest,
+				VersionRange: versionRange{
+					Min:   it.versions[len(it.versions)-1].version,
+					Max:   it.versions[0].version,
+					Count: len(it.versions),
+				},
+				Href: identityHref(c.root, it.name),
+			})
+		}
+		return d, true
+	}
+	return treePageDoc{}, false
+}
+
+func (c collection) identity(name string) (identityDoc, bool) {
+	i, ok := c.byName[name]
+	if !ok {
+		return identityDoc{}, false
+	}
+	it := c.items[i]
+	d := identityDoc{Kind: c.kind, Name: it.name, LatestVersion: it.latest,
+		Links: selfLinks{link{identityHref(c.root, it.name)}}}
+	for _, v := range it.versions {
+		d.Versions = append(d.Versions, versionRef{
+			Version:     v.version,
+			PublishedAt: v.publishedAt.Format(time.RFC3339),
+			Digest:      v.digest,
+			Href:        versionHref(c.root, it.name, v.version),
+		})
+	}
+	return d, true
+}
+
+func (s *Snapshot) manifest() manifestDoc {
+	v1 := manifestV1{
+		Self:           link{"/manifest.json"},
+		Skills:         link{indexHref(SkillTreeRoot)},
+		SkillSearch:    link{"/api/v1/skills"},
+		SubagentSearch: link{"/api/v1/subagents"},
+	}
+	if s.AgentsConfigured {
+		v1.Subagents = &link{indexHref(SubagentTreeRoot)}
+	}
+	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
+}
+
+func (s *Snapshot) skillVersionDoc(base, name, version string) (skillVersionDoc, bool) {
+	sk, ok := s.Skill(name)
+	if !ok {
+		return skillVersionDoc{}, false
+	}
+	v, ok := sk.Version(version)
+	if !ok {
+		return skillVersionDoc{}, false
+	}
+	d := skillVersionDoc{Kind: "skill-version", Artifact: rfcEntryOf(base, v, false),
+		Links: selfLinks{link{versionHref(SkillTreeRoot, name, version)}}}
+	if v.Subagent != "" {
+		if _, ok := s.Agent(v.Subagent); ok {
+			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: identityHref(SubagentTreeRoot, v.Subagent)}
+		}
+	}
+	return d, true
+}
+
+func (s *Snapshot) agentVersionDoc(base, name, version string) (subagentVersionDoc, bool) {
+	a, ok := s.Agent(name)
+	if !ok {
+		return subagentVersionDoc{}, false
+	}
+	v, ok := a.Version(version)
+	if !ok {
+		return subagentVersionDoc{}, false
+	}
+	return subagentVersionDoc{
+		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: "agent-md",
+		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(),
+		Links: selfLinks{link{versionHref(SubagentTreeRoot, name, version)}},
+	}, true
+}
