@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 const testBase = "https://skills.example.com"
@@ -22,7 +23,8 @@ var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "1", "rewrite gol
 
 func newTestServer(t *testing.T, opts Options) (*Server, *catalog.Snapshot) {
 	t.Helper()
-	cat := catalog.New(catalog.Source{SkillsDir: "../../testdata/skills", AgentsDir: "../../testdata/agents"}, slog.New(slog.DiscardHandler))
+	skills, agents := fixture.ExampleTree(t, "../..")
+	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents}, slog.New(slog.DiscardHandler))
 	snap, err := cat.Reload(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -71,13 +73,41 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func TestRFCIndexGolden(t *testing.T) {
+// goldenDocs names one example of every document kind the server
+// publishes; api/ schemas validate the same files.
+var goldenDocs = []struct{ file, path string }{
+	{"rfc-index.json", "/.well-known/agent-skills/index.json"},
+	{"manifest.json", "/manifest.json"},
+	{"skill-index.json", "/skills/v1/index.json"},
+	{"skill-page.json", "/skills/v1/pages/all.json"},
+	{"skill.json", "/skills/v1/k8s-deploy/index.json"},
+	{"skill-version.json", "/skills/v1/support-triage/versions/1.2.0.json"},
+	{"skill-version-archive.json", "/skills/v1/k8s-deploy/versions/1.2.0.json"},
+	{"subagent-index.json", "/subagents/v1/index.json"},
+	{"subagent-page.json", "/subagents/v1/pages/all.json"},
+	{"subagent.json", "/subagents/v1/technical-support-diagnostician/index.json"},
+	{"subagent-version.json", "/subagents/v1/technical-support-diagnostician/versions/1.0.0.json"},
+}
+
+func TestDocumentsGolden(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	for _, g := range goldenDocs {
+		r := do(t, s, "GET", g.path)
+		if r.code != 200 || r.header.Get("Content-Type") != "application/json; charset=utf-8" {
+			t.Fatalf("%s: status %d, type %q", g.path, r.code, r.header.Get("Content-Type"))
+		}
+		checkGolden(t, g.file, r.body)
+	}
+	r := do(t, s, "GET", "/skills/v1/nope/index.json")
+	if r.code != 404 {
+		t.Fatalf("status %d", r.code)
+	}
+	checkGolden(t, "error.json", r.body)
+}
+
+func TestRFCIndexHeaders(t *testing.T) {
 	s, _ := newTestServer(t, Options{BaseURL: testBase})
 	r := do(t, s, "GET", "/.well-known/agent-skills/index.json")
-	if r.code != 200 || r.header.Get("Content-Type") != "application/json; charset=utf-8" {
-		t.Fatalf("status %d, type %q", r.code, r.header.Get("Content-Type"))
-	}
-	checkGolden(t, "rfc-index.json", r.body)
 	if !bytes.HasPrefix(r.body, []byte("{\n  \"$schema\": \"https://schemas.agentskills.io/discovery/0.2.0/schema.json\",\n")) {
 		t.Errorf("index does not start with the byte-exact $schema")
 	}
@@ -298,3 +328,65 @@ func TestPanicIsA500(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestTreeRoutes(t *testing.T) {
+	s, snap := newTestServer(t, Options{BaseURL: testBase})
+	diag, _ := snap.Agent("technical-support-diagnostician")
+	agentMD, _ := snap.Store.Get(diag.Latest.Digest)
+	tests := []struct {
+		name, path string
+		code       int
+	}{
+		{"skill page", "/skills/v1/pages/all.json", 200},
+		{"unknown page", "/skills/v1/pages/2.json", 404},
+		{"page without .json", "/skills/v1/pages/all", 404},
+		{"unknown skill", "/skills/v1/nope/index.json", 404},
+		{"unknown version", "/skills/v1/k8s-deploy/versions/9.9.9.json", 404},
+		{"version without .json", "/skills/v1/k8s-deploy/versions/1.2.0", 404},
+		{"prerelease version", "/skills/v1/k8s-deploy/versions/2.0.0-rc.1.json", 200},
+		{"build metadata version", "/skills/v1/windows-notes/versions/0.0.0+8edeca7ea1f2.json", 200},
+		{"agent version", "/subagents/v1/changelog-reviewer/versions/1.0.0.json", 200},
+		{"unknown agent", "/subagents/v1/nope/index.json", 404},
+		{"agent md", "/api/v1/subagents/technical-support-diagnostician/1.0.0/agent.md", 200},
+		{"agent md old version", "/api/v1/subagents/technical-support-diagnostician/0.9.0/agent.md", 200},
+		{"agent md unknown version", "/api/v1/subagents/technical-support-diagnostician/2.0.0/agent.md", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if r := do(t, s, "GET", tt.path); r.code != tt.code {
+				t.Errorf("status %d, want %d: %s", r.code, tt.code, r.body)
+			}
+		})
+	}
+	r := do(t, s, "GET", "/api/v1/subagents/technical-support-diagnostician/1.0.0/agent.md?digest="+diag.Latest.Digest.String())
+	if !bytes.Equal(r.body, agentMD) || r.header.Get("Content-Type") != "text/markdown; charset=utf-8" {
+		t.Errorf("agent.md: %d %q", r.code, r.header.Get("Content-Type"))
+	}
+}
+
+// TestSkillNamedPages: chi prefers the static "pages" segment, so a skill
+// named "pages" must still have its identity document.
+func TestSkillNamedPages(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "pages"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "pages", "SKILL.md"), []byte("---\nname: pages\ndescription: d\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(cat, Options{BaseURL: testBase}, slog.New(slog.DiscardHandler))
+	r := do(t, s, "GET", "/skills/v1/pages/index.json")
+	if r.code != 200 || !bytes.Contains(r.body, []byte(`"kind": "skill"`)) {
+		t.Errorf("status %d: %s", r.code, r.body)
+	}
+	if r := do(t, s, "GET", "/subagents/v1/index.json"); r.code != 404 {
+		t.Errorf("no agents root configured: sub-agent index %d, want 404", r.code)
+	}
+	if r := do(t, s, "GET", "/manifest.json"); bytes.Contains(r.body, []byte("/subagents/v1/index.json")) {
+		t.Errorf("manifest links a sub-agent tree that is not configured: %s", r.body)
+	}
+}
