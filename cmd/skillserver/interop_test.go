@@ -1,0 +1,379 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// The interop tests drive real clients against the real program. They need
+// the network (npm registry) on first run, so they only run when asked:
+//
+//	SKILLSERVER_INTEROP=1 go test -run Interop ./cmd/skillserver/
+//
+// `make test` (and so CI) always sets SKILLSERVER_INTEROP=1.
+
+const (
+	// skillsCLI is the `skills` npm CLI pinned to a known version, run on
+	// Node 22 (it needs >= 22.20; the machine's node may be older). npm
+	// prints an EBADENGINE warning while installing because it checks the
+	// engine against the machine's node; the CLI itself runs on node@22.
+	skillsCLINode = "node@22"
+	skillsCLIPkg  = "skills@1.7.4"
+	// interopTimeout bounds one npx run; a cold run downloads Node 22.
+	interopTimeout = 5 * time.Minute
+)
+
+func requireInterop(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("SKILLSERVER_INTEROP") != "1" {
+		t.Skip("interop test with real clients; enable with SKILLSERVER_INTEROP=1 (make test does)")
+	}
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Fatalf("SKILLSERVER_INTEROP=1 but npx is not on PATH (install Node.js and npm): %v", err)
+	}
+	return npx
+}
+
+// npmCacheDir returns the npm cache the user's own environment resolves to
+// (npm_config_cache, ~/.npmrc or the default ~/.npm). The CLI runs with a
+// scratch HOME, under which npm would otherwise use a brand new cache and
+// download Node 22 and the CLI again on every run (~15 s instead of ~1 s).
+// Empty when it cannot be determined; npm then uses the scratch HOME.
+func npmCacheDir(t *testing.T) (cache, userconfig string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "npm", "config", "get", "cache", "userconfig").Output()
+	if err != nil {
+		t.Logf("npm config get cache: %v (using a scratch npm cache)", err)
+		return "", ""
+	}
+	for line := range strings.Lines(string(out)) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
+		if !ok || v == "" || v == "null" || v == "undefined" {
+			continue
+		}
+		switch k {
+		case "cache":
+			cache = v
+		case "userconfig":
+			userconfig = v
+		}
+	}
+	return cache, userconfig
+}
+
+// skillsCLI runs `skills args...` through npx in dir with a scratch HOME and
+// returns its combined output (ANSI escapes removed) and error.
+func skillsCLI(t *testing.T, npx, dir string, args ...string) (string, error) {
+	t.Helper()
+	home := t.TempDir()
+	cache, userconfig := npmCacheDir(t)
+
+	env := make([]string, 0, len(os.Environ())+8)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		// The XDG dirs would point the CLI back at the real home.
+		if strings.HasPrefix(k, "XDG_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	// exec.Cmd keeps the last value of a duplicate key.
+	env = append(env, "HOME="+home, "DISABLE_TELEMETRY=1", "DO_NOT_TRACK=1",
+		"NO_COLOR=1", "npm_config_update_notifier=false", "npm_config_fund=false")
+	if cache != "" {
+		env = append(env, "npm_config_cache="+cache)
+	}
+	if userconfig != "" {
+		// Keep the user's registry/proxy settings despite the scratch HOME.
+		env = append(env, "npm_config_userconfig="+userconfig)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), interopTimeout)
+	defer cancel()
+	full := append([]string{"-y", "-p", skillsCLINode, "-p", skillsCLIPkg, "--", "skills"}, args...)
+	cmd := exec.CommandContext(ctx, npx, full...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.WaitDelay = 10 * time.Second // do not hang on a child holding the pipe
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("npx %s: %v in %s", strings.Join(full, " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
+	if ctx.Err() != nil {
+		err = errors.Join(err, ctx.Err())
+	}
+	return ansiRE.ReplaceAllString(out.String(), ""), err
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+func errOrOK(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+// latestVersionDir picks the folder the server must publish for a skill:
+// the skill folder itself when it holds SKILL.md (flat), else the version
+// folder with the highest semver release, or the highest prerelease when
+// there is no release (source.md "Versions"). Decided here independently
+// of the server's own ordering code.
+func latestVersionDir(t *testing.T, skillDir string) (dir, version string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(skillDir, "SKILL.md")); err == nil {
+		return skillDir, ""
+	}
+	entries, err := os.ReadDir(skillDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var best *semver.Version
+	bestName := ""
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(skillDir, e.Name(), "SKILL.md")); err != nil {
+			continue
+		}
+		v, err := semver.NewVersion(e.Name())
+		if err != nil {
+			t.Fatalf("%s: version folder %q is not semver; extend latestVersionDir", skillDir, e.Name())
+		}
+		better := best == nil ||
+			(v.Prerelease() == "") != (best.Prerelease() == "") && v.Prerelease() == "" ||
+			(v.Prerelease() == "") == (best.Prerelease() == "") && v.GreaterThan(best)
+		if better {
+			best, bestName = v, e.Name()
+		}
+	}
+	if best == nil {
+		t.Fatalf("%s: no version folder holds SKILL.md", skillDir)
+	}
+	return filepath.Join(skillDir, bestName), bestName
+}
+
+// treeFiles maps every non-hidden regular file below root (path relative,
+// with "/") to its bytes and mode. Symlinks are followed, as the scanner
+// publishes them as the files they point to.
+func treeFiles(t *testing.T, root string) map[string]fileInfo {
+	t.Helper()
+	files := map[string]fileInfo{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != root && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		files[filepath.ToSlash(rel)] = fileInfo{b, st.Mode().Perm()}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("walk %s: %v", root, err)
+	}
+	return files
+}
+
+type fileInfo struct {
+	data []byte
+	mode fs.FileMode
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// TestInteropSkillsCLI installs the whole example tree with the real
+// `skills` npm CLI (`npx skills add <url>`) and checks that every skill of
+// the RFC index lands in ./.agents/skills/<name>/ with the bytes on disk.
+//
+// What skills@1.7.4 does with what it downloads (read from its dist/cli.mjs
+// and observed here):
+//   - it verifies each artifact's sha256 against the index and silently
+//     skips the skill on a mismatch, so an installed skill proves the digest;
+//   - it decodes SKILL.md with `new TextDecoder().decode(bytes)` and writes
+//     the string back, which drops a leading UTF-8 BOM (release-notes has
+//     one: the server serves it, the CLI does not keep it). CRLF survives.
+//     Every other file is written as the raw bytes;
+//   - it does NOT preserve file modes: archive entries become a path->bytes
+//     map and are written with the default mode, so scripts/deploy.sh is
+//     installed 0644 although the zip (and the index's unixMode) say 0755.
+//     The mode is therefore not asserted here;
+//   - it writes ./skills-lock.json with the index digest of each skill.
+func TestInteropSkillsCLI(t *testing.T) {
+	npx := requireInterop(t)
+	skillsRoot, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skillsRoot, "--agents", agents)
+
+	resp, body := ts.get(t, "/.well-known/agent-skills/index.json")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("index: status %d", resp.StatusCode)
+	}
+	var idx rfcIndex
+	if err := json.Unmarshal(body, &idx); err != nil {
+		t.Fatalf("index: %v", err)
+	}
+	if len(idx.Skills) == 0 {
+		t.Fatal("index lists no skills")
+	}
+	var names []string
+	for _, s := range idx.Skills {
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+
+	t.Run("list", func(t *testing.T) {
+		dir := t.TempDir()
+		out, err := skillsCLI(t, npx, dir, "add", ts.URL, "--list")
+		if err != nil {
+			t.Fatalf("skills add --list: %v\n%s", err, out)
+		}
+		for _, name := range names {
+			if !regexp.MustCompile(`(?m)\b` + regexp.QuoteMeta(name) + `\b`).MatchString(out) {
+				t.Errorf("skills add --list does not show %q:\n%s", name, out)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".agents")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("--list installed something (stat .agents: %v)", err)
+		}
+	})
+
+	t.Run("add", func(t *testing.T) {
+		dir := t.TempDir()
+		// '*' is a literal argv element: no shell is involved.
+		out, err := skillsCLI(t, npx, dir, "add", ts.URL, "-y", "-a", "universal", "--skill", "*")
+		if err != nil {
+			t.Fatalf("skills add: %v\n%s", err, out)
+		}
+		installRoot := filepath.Join(dir, ".agents", "skills")
+
+		entries, err := os.ReadDir(installRoot)
+		if err != nil {
+			t.Fatalf("read %s: %v\n%s", installRoot, err, out)
+		}
+		var installed []string
+		for _, e := range entries {
+			installed = append(installed, e.Name())
+		}
+		slices.Sort(installed)
+		if !slices.Equal(installed, names) {
+			t.Errorf("installed skills = %v, index lists %v\nCLI output:\n%s", installed, names, out)
+		}
+
+		for _, s := range idx.Skills {
+			srcDir, version := latestVersionDir(t, filepath.Join(skillsRoot, s.Name))
+			if version != "" && s.Version != version {
+				t.Errorf("%s: index version %q, want latest release %q", s.Name, s.Version, version)
+			}
+			want := treeFiles(t, srcDir)
+			dst := filepath.Join(installRoot, s.Name)
+			if _, err := os.Stat(dst); err != nil {
+				t.Errorf("%s: not installed (%v)", s.Name, err)
+				continue
+			}
+			got := treeFiles(t, dst)
+			if !slices.Equal(sortedKeys(got), sortedKeys(want)) {
+				t.Errorf("%s: installed files %v, want %v (from %s)", s.Name, sortedKeys(got), sortedKeys(want), srcDir)
+			}
+			for _, p := range sortedKeys(want) {
+				g, ok := got[p]
+				if !ok {
+					continue
+				}
+				w := want[p].data
+				if p == "SKILL.md" {
+					// The CLI round-trips SKILL.md through TextDecoder, which
+					// drops a leading BOM; everything else must be identical.
+					w = bytes.TrimPrefix(w, utf8BOM)
+				}
+				if !bytes.Equal(g.data, w) {
+					t.Errorf("%s/%s: installed bytes differ from %s\n got: %q\nwant: %q",
+						s.Name, p, filepath.Join(srcDir, filepath.FromSlash(p)), g.data, w)
+				}
+				if want[p].mode&0o111 != 0 && g.mode&0o111 == 0 {
+					// Not an error: skills@1.7.4 does not preserve modes.
+					t.Logf("%s/%s: executable on disk, installed %v (CLI drops modes)", s.Name, p, g.mode)
+				}
+			}
+		}
+
+		// The prerelease of k8s-deploy exists on disk and must not win.
+		rc, err := os.ReadFile(filepath.Join(skillsRoot, "k8s-deploy", "2.0.0-rc.1", "SKILL.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(filepath.Join(installRoot, "k8s-deploy", "SKILL.md")); err == nil && bytes.Equal(got, rc) {
+			t.Error("k8s-deploy: the prerelease 2.0.0-rc.1 was installed instead of the latest release")
+		}
+
+		// The lock file records the digest the CLI verified for each skill.
+		lockBytes, err := os.ReadFile(filepath.Join(dir, "skills-lock.json"))
+		if err != nil {
+			t.Fatalf("skills-lock.json: %v", err)
+		}
+		var lock struct {
+			Skills map[string]struct {
+				SourceType      string `json:"sourceType"`
+				WellKnownDigest string `json:"wellKnownDigest"`
+			} `json:"skills"`
+		}
+		if err := json.Unmarshal(lockBytes, &lock); err != nil {
+			t.Fatalf("skills-lock.json: %v\n%s", err, lockBytes)
+		}
+		for _, s := range idx.Skills {
+			l, ok := lock.Skills[s.Name]
+			if !ok || l.SourceType != "well-known" || l.WellKnownDigest != s.Digest {
+				t.Errorf("skills-lock.json %s = %+v (present %v), want well-known with digest %s", s.Name, l, ok, s.Digest)
+			}
+		}
+		if t.Failed() {
+			t.Logf("CLI output:\n%s", out)
+		}
+	})
+}
