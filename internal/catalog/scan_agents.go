@@ -5,89 +5,172 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
 const agentExt = ".md"
 
+// agentEntry is the outcome of scanning everything that claims one agent
+// name (agents/<name>.md and agents/<name>/), or one top-level entry that
+// could not be read as an agent.
+type agentEntry struct {
+	agent    *Agent
+	problems []skill.Problem
+	gen      uint64
+}
+
 // agentScanner turns a sub-agents root into validated agents:
 // agents/<name>.md (flat) and agents/<name>/<version>.md (versioned).
 type agentScanner struct {
-	t      *treeRoot
-	lim    Limits
-	blobs  *content.Builder
-	probs  []skill.Problem
-	agents []*Agent
+	scanBase
+	generation uint64
+	entries    map[string]*agentEntry
+	cur        *agentEntry
 }
 
-func (s *agentScanner) problem(p skill.Problem) { s.probs = append(s.probs, p) }
+func (s *agentScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.problems, p) }
+
+// agentKey is the entry key of a top-level name: the agent name it claims.
+func agentKey(entry string) string { return strings.TrimSuffix(entry, agentExt) }
 
 func (s *agentScanner) scan(ctx context.Context) error {
-	entries, err := fs.ReadDir(s.t.fsys, ".")
+	dir, err := fs.ReadDir(s.t.fsys, ".")
 	if err != nil {
 		return fmt.Errorf("read agents root %s: %w", s.t.display, err)
 	}
-	// Collect claims first: agents/x.md and agents/x/ both claim "x".
+	// Group claims first: agents/x.md and agents/x/ both claim "x".
+	claims := map[string][]string{}
+	var keys []string
+	for _, e := range dir {
+		if isHidden(e.Name()) {
+			continue
+		}
+		key := agentKey(e.Name())
+		if _, seen := claims[key]; !seen {
+			keys = append(keys, key)
+		}
+		claims[key] = append(claims[key], e.Name())
+	}
+	s.entries = make(map[string]*agentEntry, len(keys))
+	for _, key := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if s.prev != nil && !s.dirty(key) {
+			if pe, ok := s.prev.agentEntries[key]; ok {
+				if pe.agent != nil {
+					for _, v := range pe.agent.Versions {
+						s.carryBlob(v.Digest)
+					}
+				}
+				s.entries[key] = pe
+				continue
+			}
+		}
+		s.rescanned = append(s.rescanned, key)
+		s.cur = &agentEntry{gen: s.generation}
+		s.cur.agent = s.scanClaims(key, claims[key])
+		s.keepLastGood(key)
+		if s.cur.agent != nil || len(s.cur.problems) > 0 {
+			s.entries[key] = s.cur
+		}
+	}
+	return nil
+}
+
+// scanClaims reads the top-level entries that claim one agent name.
+func (s *agentScanner) scanClaims(name string, entries []string) *Agent {
 	type claim struct {
 		entry string
 		dir   bool
 	}
-	claims := map[string][]claim{}
-	var names []string
+	var valid []claim
 	for _, e := range entries {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if isHidden(e.Name()) {
-			continue
-		}
-		info, err := s.t.stat(e.Name())
-		if err != nil {
-			s.problem(skill.Errorf(s.t.report(e.Name()), skill.RuleSymlink, "%s", symlinkProblem(err)))
-			continue
-		}
-		var name string
+		info, err := s.t.stat(e)
 		switch {
-		case info.IsDir():
-			name = e.Name()
-		case info.Mode().IsRegular() && strings.HasSuffix(e.Name(), agentExt):
-			name = strings.TrimSuffix(e.Name(), agentExt)
-		default:
+		case err != nil:
+			s.problem(skill.Errorf(s.t.report(e), skill.RuleSymlink, "%s", symlinkProblem(err)))
+			continue
+		case !info.IsDir() && !(info.Mode().IsRegular() && strings.HasSuffix(e, agentExt)):
 			continue // README files and other notes beside the agents
-		}
-		if !skill.ValidName(name) {
-			s.problem(skill.Errorf(s.t.report(e.Name()), skill.RuleName, "%q is not a valid sub-agent name (1-%d lowercase letters, digits and single hyphens); rename it", name, skill.MaxNameLen))
+		case !skill.ValidName(name):
+			s.problem(skill.Errorf(s.t.report(e), skill.RuleName, "%q is not a valid sub-agent name (1-%d lowercase letters, digits and single hyphens); rename it", name, skill.MaxNameLen))
 			continue
 		}
-		if _, seen := claims[name]; !seen {
-			names = append(names, name)
-		}
-		claims[name] = append(claims[name], claim{entry: e.Name(), dir: info.IsDir()})
+		valid = append(valid, claim{entry: e, dir: info.IsDir()})
 	}
-	for _, name := range names {
-		cs := claims[name]
-		if len(cs) > 1 {
-			// Deterministic and safe: neither is published, both are named.
-			for _, c := range cs {
-				s.problem(skill.Errorf(s.t.report(c.entry), skill.RuleDuplicate, "sub-agent %q is defined both as %s.md and as folder %s/; keep one", name, name, name))
+	switch len(valid) {
+	case 0:
+		return nil
+	case 1:
+	default:
+		// Deterministic and safe: neither is published, both are named.
+		for _, c := range valid {
+			s.problem(skill.Errorf(s.t.report(c.entry), skill.RuleDuplicate, "sub-agent %q is defined both as %s.md and as folder %s/; keep one", name, name, name))
+		}
+		return nil
+	}
+	var versions []*AgentVersion
+	if valid[0].dir {
+		versions = s.scanVersioned(name)
+	} else if v := s.scanFile(name, valid[0].entry, ""); v != nil {
+		versions = []*AgentVersion{v}
+	}
+	if len(versions) == 0 {
+		return nil
+	}
+	return newAgent(name, versions)
+}
+
+// keepLastGood carries versions of the previous snapshot whose files
+// failed this scan (see skillScanner.keepLastGood).
+func (s *agentScanner) keepLastGood(key string) {
+	if s.prev == nil {
+		return
+	}
+	pe, ok := s.prev.agentEntries[key]
+	failed := failedPaths(s.cur.problems)
+	if !ok || pe.agent == nil || len(failed) == 0 {
+		return
+	}
+	var versions []*AgentVersion
+	if s.cur.agent != nil {
+		versions = s.cur.agent.Versions
+	}
+	carried := false
+	for _, v := range pe.agent.Versions {
+		if s.cur.agent != nil {
+			if _, have := s.cur.agent.Version(v.Version); have {
+				continue
 			}
+		}
+		if !touches(failed, v.Source) {
 			continue
 		}
-		var versions []*AgentVersion
-		if cs[0].dir {
-			versions = s.scanVersioned(name)
-		} else if v := s.scanFile(name, cs[0].entry, ""); v != nil {
-			versions = []*AgentVersion{v}
-		}
-		if len(versions) > 0 {
-			s.agents = append(s.agents, newAgent(name, versions))
+		s.carryBlob(v.Digest)
+		versions = append(versions, v)
+		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, pe.gen))
+		carried = true
+	}
+	if carried {
+		s.cur.agent = newAgent(key, versions)
+	}
+}
+
+// agents returns the valid agents, sorted by name.
+func (s *agentScanner) agents() []*Agent {
+	out := make([]*Agent, 0, len(s.entries))
+	for _, e := range s.entries {
+		if e.agent != nil {
+			out = append(out, e.agent)
 		}
 	}
-	return nil
+	slices.SortFunc(out, func(a, b *Agent) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 func (s *agentScanner) scanVersioned(name string) []*AgentVersion {
@@ -135,7 +218,7 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 		s.problem(skill.Errorf(report, skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", info.Size(), s.lim.MaxFileBytes))
 		return nil
 	}
-	data, err := fs.ReadFile(s.t.fsys, rel)
+	data, digest, err := s.readFile(rel, info)
 	if err != nil {
 		s.problem(skill.Errorf(report, skill.RuleRead, "cannot read: %s", describeErr(err)))
 		return nil
@@ -144,15 +227,16 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 	if fileVersion != "" && a.Version != "" && a.Version != fileVersion {
 		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "declared version %q must equal the file name's %q; fix one of them", a.Version, fileVersion))
 	}
-	s.probs = append(s.probs, ps...)
+	s.cur.problems = append(s.cur.problems, ps...)
 	if skill.HasError(ps) {
 		return nil
 	}
+	s.blobs.PutDigested(digest, data)
 	v := &AgentVersion{
 		Name:        name,
 		Description: a.Description,
 		Metadata:    a.Metadata,
-		Digest:      s.blobs.Put(data),
+		Digest:      digest,
 		Source:      report,
 		PublishedAt: info.ModTime().UTC().Truncate(time.Second),
 	}

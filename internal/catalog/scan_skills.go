@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -26,23 +27,97 @@ var textExts = map[string]bool{
 	".js": true, ".mjs": true, ".ts": true, ".html": true, ".css": true, ".xml": true,
 }
 
-// skillScanner turns a skills root into validated skills.
-type skillScanner struct {
-	t      *treeRoot
-	lim    Limits
-	blobs  *content.Builder
-	probs  []skill.Problem
-	skills []*Skill
+// scanBase is what the skills and agents scanners share: the root, the
+// blob builder of the snapshot being built, the cache of unchanged files,
+// and the previous snapshot for reuse and last-good versions.
+type scanBase struct {
+	t     *treeRoot
+	lim   Limits
+	blobs *content.Builder
+	cache *scanCache
+	prev  *Snapshot // nil on the first scan
+	// dirty reports whether a top-level entry may have changed since prev;
+	// entries that did not are reused as they are.
+	dirty func(name string) bool
+	// rescanned lists the top-level entries scanned (not reused).
+	rescanned []string
 }
 
-func (s *skillScanner) problem(p skill.Problem) { s.probs = append(s.probs, p) }
+// carryBlob puts a blob of the previous snapshot into the new one.
+func (s *scanBase) carryBlob(d content.Digest) {
+	if b, ok := s.prev.Store.Get(d); ok {
+		s.blobs.PutDigested(d, b)
+	}
+}
+
+func (s *scanBase) carrySkillVersion(v *SkillVersion) {
+	s.carryBlob(v.SkillMD)
+	if v.Type == TypeArchive {
+		s.carryBlob(v.Archive)
+	}
+	for _, r := range v.Resources {
+		s.carryBlob(r.Digest)
+	}
+}
+
+// readFile returns a file's bytes and digest, from the cache when the file
+// is unchanged.
+func (s *scanBase) readFile(full string, info fs.FileInfo) ([]byte, content.Digest, error) {
+	return s.cache.file(s.t.report(full), info, func() ([]byte, error) { return fs.ReadFile(s.t.fsys, full) })
+}
+
+// failedPaths are the paths of an entry's error problems.
+func failedPaths(ps []skill.Problem) []string {
+	var out []string
+	for _, p := range ps {
+		if p.Severity == skill.SeverityError {
+			out = append(out, p.Path)
+		}
+	}
+	return out
+}
+
+// touches reports whether any failed path is source, inside it, or one of
+// its parents: the failure is about that version.
+func touches(failed []string, source string) bool {
+	for _, f := range failed {
+		if f == source || strings.HasPrefix(f, source+"/") || strings.HasPrefix(source, f+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func staleProblem(source, version string, generation uint64) skill.Problem {
+	return skill.Warnf(source, skill.RuleStale, "still serving the last good version %s (from generation %d) until the errors here are fixed or it is removed from disk", version, generation)
+}
+
+// skillEntry is the outcome of scanning one top-level folder of the skills
+// root. Snapshots keep entries, valid or not, so a reload can reuse those
+// that did not change together with their problems.
+type skillEntry struct {
+	skill    *Skill // nil when nothing in it is valid
+	problems []skill.Problem
+	gen      uint64 // generation that scanned it
+}
+
+// skillScanner turns a skills root into validated skills.
+type skillScanner struct {
+	scanBase
+	generation uint64
+	entries    map[string]*skillEntry
+	cur        *skillEntry // entry being scanned
+}
+
+func (s *skillScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.problems, p) }
 
 func (s *skillScanner) scan(ctx context.Context) error {
-	entries, err := fs.ReadDir(s.t.fsys, ".")
+	dir, err := fs.ReadDir(s.t.fsys, ".")
 	if err != nil {
 		return fmt.Errorf("read skills root %s: %w", s.t.display, err)
 	}
-	for _, e := range entries {
+	s.entries = make(map[string]*skillEntry, len(dir))
+	for _, e := range dir {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -50,23 +125,92 @@ func (s *skillScanner) scan(ctx context.Context) error {
 		if isHidden(name) {
 			continue
 		}
-		info, err := s.t.stat(name)
-		if err != nil {
-			s.problem(skill.Errorf(s.t.report(name), skill.RuleSymlink, "%s", symlinkProblem(err)))
-			continue
+		if s.prev != nil && !s.dirty(name) {
+			if pe, ok := s.prev.skillEntries[name]; ok {
+				if pe.skill != nil {
+					for _, v := range pe.skill.Versions {
+						s.carrySkillVersion(v)
+					}
+				}
+				s.entries[name] = pe
+				continue
+			}
 		}
-		if !info.IsDir() {
-			continue // README.md and friends beside the skills
-		}
-		if !skill.ValidName(name) {
-			s.problem(skill.Errorf(s.t.report(name), skill.RuleName, "skill folder %q is not a valid skill name (1-%d lowercase letters, digits and single hyphens); rename the folder", name, skill.MaxNameLen))
-			continue
-		}
-		if sk := s.scanSkill(name); sk != nil {
-			s.skills = append(s.skills, sk)
+		s.rescanned = append(s.rescanned, name)
+		s.cur = &skillEntry{gen: s.generation}
+		s.cur.skill = s.scanEntry(name)
+		s.keepLastGood(name)
+		if s.cur.skill != nil || len(s.cur.problems) > 0 {
+			s.entries[name] = s.cur
 		}
 	}
 	return nil
+}
+
+// scanEntry reads one top-level entry of the skills root.
+func (s *skillScanner) scanEntry(name string) *Skill {
+	info, err := s.t.stat(name)
+	if err != nil {
+		s.problem(skill.Errorf(s.t.report(name), skill.RuleSymlink, "%s", symlinkProblem(err)))
+		return nil
+	}
+	if !info.IsDir() {
+		return nil // README.md and friends beside the skills
+	}
+	if !skill.ValidName(name) {
+		s.problem(skill.Errorf(s.t.report(name), skill.RuleName, "skill folder %q is not a valid skill name (1-%d lowercase letters, digits and single hyphens); rename the folder", name, skill.MaxNameLen))
+		return nil
+	}
+	return s.scanSkill(name)
+}
+
+// keepLastGood carries versions of the previous snapshot whose folders
+// failed this scan, so a half-saved edit or a transient read error never
+// removes a version from the feeds. A version whose folder is gone is not
+// carried: removal from disk removes it.
+func (s *skillScanner) keepLastGood(name string) {
+	if s.prev == nil {
+		return
+	}
+	pe, ok := s.prev.skillEntries[name]
+	failed := failedPaths(s.cur.problems)
+	if !ok || pe.skill == nil || len(failed) == 0 {
+		return
+	}
+	var versions []*SkillVersion
+	if s.cur.skill != nil {
+		versions = s.cur.skill.Versions
+	}
+	carried := false
+	for _, v := range pe.skill.Versions {
+		if s.cur.skill != nil {
+			if _, have := s.cur.skill.Version(v.Version); have {
+				continue
+			}
+		}
+		if !touches(failed, v.Source) {
+			continue
+		}
+		s.carrySkillVersion(v)
+		versions = append(versions, v)
+		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, pe.gen))
+		carried = true
+	}
+	if carried {
+		s.cur.skill = newSkill(name, versions)
+	}
+}
+
+// skills returns the valid skills, sorted by name.
+func (s *skillScanner) skills() []*Skill {
+	out := make([]*Skill, 0, len(s.entries))
+	for _, e := range s.entries {
+		if e.skill != nil {
+			out = append(out, e.skill)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Skill) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // scanSkill reads one skill folder, flat or versioned.
@@ -110,7 +254,7 @@ func (s *skillScanner) scanSkill(name string) *Skill {
 		}
 	}
 	if found {
-		s.probs = append(s.probs, ignored...)
+		s.cur.problems = append(s.cur.problems, ignored...)
 	} else {
 		s.problem(skill.Errorf(s.t.report(name), skill.RuleLayout, "no SKILL.md: put one in the folder (flat) or in each version folder such as %s/1.0.0/SKILL.md", name))
 	}
@@ -132,14 +276,15 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 	mdPath := s.t.report(path.Join(dir, skillFile))
 
 	data := make(map[string][]byte, len(files))
+	digests := make(map[string]content.Digest, len(files))
 	if !skill.HasError(ps) {
 		for _, f := range files {
-			b, err := fs.ReadFile(s.t.fsys, f.full)
+			b, d, err := s.readFile(f.full, f.info)
 			if err != nil {
 				ps = append(ps, skill.Errorf(s.t.report(f.full), skill.RuleRead, "cannot read: %s", describeErr(err)))
 				continue
 			}
-			data[f.rel] = b
+			data[f.rel], digests[f.rel] = b, d
 		}
 	}
 	md, haveMD := data[skillFile]
@@ -153,7 +298,7 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 		ps = append(ps, skill.Errorf(mdPath, skill.RuleVersion, "declared version %q must equal its folder name %q; fix one of them", sk.Version, folderVersion))
 	}
 	ps = append(ps, s.checkResources(dir, files, data)...)
-	s.probs = append(s.probs, ps...)
+	s.cur.problems = append(s.cur.problems, ps...)
 	if skill.HasError(ps) || !haveMD {
 		return nil
 	}
@@ -163,17 +308,20 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 		Description: sk.Description,
 		Metadata:    sk.Metadata,
 		Source:      s.t.report(dir),
-		SkillMD:     s.blobs.Put(md),
+		SkillMD:     digests[skillFile],
 		Type:        TypeSkillMD,
 	}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))
+	archiveDigests := make([]content.Digest, 0, len(files))
+	s.blobs.PutDigested(v.SkillMD, md)
 	for _, f := range files {
 		if f.modTime.After(newest) {
 			newest = f.modTime
 		}
 		exec := f.mode&0o111 != 0
 		archive = append(archive, content.ArchiveFile{Path: f.rel, Data: data[f.rel], Executable: exec})
+		archiveDigests = append(archiveDigests, digests[f.rel])
 		if f.rel == skillFile {
 			continue
 		}
@@ -181,16 +329,18 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 		if exec {
 			mode = 0o755
 		}
-		v.Resources = append(v.Resources, Resource{Path: f.rel, Digest: s.blobs.Put(data[f.rel]), Size: f.size, Mode: mode})
+		s.blobs.PutDigested(digests[f.rel], data[f.rel])
+		v.Resources = append(v.Resources, Resource{Path: f.rel, Digest: digests[f.rel], Size: f.size, Mode: mode})
 	}
 	if len(v.Resources) > 0 {
-		zipped, err := content.BuildZip(archive)
+		zipped, zd, err := s.cache.zip(archive, archiveDigests)
 		if err != nil {
 			s.problem(skill.Errorf(s.t.report(dir), skill.RuleRead, "cannot build archive: %s", err))
 			return nil
 		}
 		v.Type = TypeArchive
-		v.Archive = s.blobs.Put(zipped)
+		v.Archive = zd
+		s.blobs.PutDigested(zd, zipped)
 	}
 	v.resByPath = make(map[string]*Resource, len(v.Resources))
 	for i := range v.Resources {

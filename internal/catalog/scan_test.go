@@ -14,7 +14,7 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-func build(t *testing.T, src Source) *Snapshot {
+func scanTree(t *testing.T, src Source) *Snapshot {
 	t.Helper()
 	snap, err := Build(t.Context(), src, 1)
 	if err != nil {
@@ -28,7 +28,7 @@ func build(t *testing.T, src Source) *Snapshot {
 // problem must have. Errors keep the skill out; warnings do not.
 func TestInvalidFixtures(t *testing.T) {
 	root := "../../testdata/invalid/skills"
-	snap := build(t, Source{SkillsDir: root})
+	snap := scanTree(t, Source{SkillsDir: root})
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestInvalidFixtures(t *testing.T) {
 // TestExampleTree checks layout, versions and artifact types of the bundled
 // example tree.
 func TestExampleTree(t *testing.T) {
-	snap := build(t, Source{SkillsDir: "../../testdata/skills", AgentsDir: "../../testdata/agents"})
+	snap := scanTree(t, Source{SkillsDir: "../../testdata/skills", AgentsDir: "../../testdata/agents"})
 	if len(snap.Problems) != 0 {
 		t.Errorf("example tree has problems: %v", snap.Problems)
 	}
@@ -125,7 +125,7 @@ func TestExampleTree(t *testing.T) {
 // TestArchiveFollowsZipRules opens every archive and checks the rules
 // clients enforce (clients.md) and the determinism rules (source.md).
 func TestArchiveFollowsZipRules(t *testing.T) {
-	snap := build(t, Source{SkillsDir: "../../testdata/skills"})
+	snap := scanTree(t, Source{SkillsDir: "../../testdata/skills"})
 	for _, sk := range snap.Skills {
 		for _, v := range sk.Versions {
 			if v.Type != TypeArchive {
@@ -248,7 +248,7 @@ func TestFilesystemRules(t *testing.T) {
 			writeFile(t, filepath.Join(dir, "sub", "keep.md"), "keep", 0o644)
 			writeFile(t, filepath.Join(root, "good", "SKILL.md"), skillMD("good"), 0o644)
 			tt.setup(t, dir)
-			snap := build(t, Source{SkillsDir: root, Limits: tt.lim})
+			snap := scanTree(t, Source{SkillsDir: root, Limits: tt.lim})
 			if len(problemsUnder(snap, root+"/bad", tt.rule)) == 0 {
 				t.Errorf("no %q problem; problems: %v", tt.rule, snap.Problems)
 			}
@@ -279,7 +279,7 @@ func TestSymlinkInsideRootIsPublished(t *testing.T) {
 	if err := os.Symlink("alias-target", filepath.Join(root, "alias")); err != nil {
 		t.Fatal(err)
 	}
-	snap := build(t, Source{SkillsDir: root})
+	snap := scanTree(t, Source{SkillsDir: root})
 	user, ok := snap.Skill("user")
 	if !ok {
 		t.Fatalf("user missing; problems %v", snap.Problems)
@@ -300,7 +300,7 @@ func TestSymlinkInsideRootIsPublished(t *testing.T) {
 // and digests, whatever the modification times.
 func TestScanIsDeterministic(t *testing.T) {
 	src := Source{SkillsDir: "../../testdata/skills"}
-	a, b := build(t, src), build(t, src)
+	a, b := scanTree(t, src), scanTree(t, src)
 	da, _ := a.Document("https://x.test", DocKey{Kind: DocRFCIndex})
 	db, _ := b.Document("https://x.test", DocKey{Kind: DocRFCIndex})
 	if !bytes.Equal(da.Body, db.Body) {
@@ -328,7 +328,7 @@ func TestMissingRootFailsTheScan(t *testing.T) {
 
 func TestInvalidAgentFixtures(t *testing.T) {
 	root := "../../testdata/invalid/agents"
-	snap := build(t, Source{AgentsDir: root})
+	snap := scanTree(t, Source{AgentsDir: root})
 	tests := []struct {
 		path      string // under root
 		rule      string
@@ -369,11 +369,11 @@ func TestInvalidAgentFixtures(t *testing.T) {
 // TestAgentsConfiguredButEmpty: an empty agents root is configured (200
 // with no items), unlike no agents root at all (404).
 func TestAgentsConfiguredButEmpty(t *testing.T) {
-	empty := build(t, Source{AgentsDir: t.TempDir()})
+	empty := scanTree(t, Source{AgentsDir: t.TempDir()})
 	if _, ok := empty.Document("", DocKey{Kind: DocSubagentPage, Page: AllPage}); !ok {
 		t.Error("configured empty agents root has no page")
 	}
-	none := build(t, Source{})
+	none := scanTree(t, Source{})
 	if _, ok := none.Document("", DocKey{Kind: DocSubagentIndex}); ok {
 		t.Error("no agents root, yet a sub-agent index")
 	}
@@ -391,7 +391,7 @@ func TestPagination(t *testing.T) {
 		{0, "all"}, {5, "all"}, {100, "all"}, {2, "1,2,3"}, {4, "1,2"}, {1, "1,2,3,4,5"},
 	}
 	for _, tt := range tests {
-		snap := build(t, Source{SkillsDir: root, PageSize: tt.size})
+		snap := scanTree(t, Source{SkillsDir: root, PageSize: tt.size})
 		idx := snap.skillTree.index(snap.pageSize)
 		var names []string
 		total := 0

@@ -37,12 +37,20 @@ type Snapshot struct {
 	AgentsConfigured bool
 	ScanDuration     time.Duration
 
-	skillByName map[string]*Skill
-	agentByName map[string]*Agent
-	pageSize    int
-	skillTree   collection
-	agentTree   collection
-	docs        *docCache
+	// Rescanned counts top-level entries scanned rather than reused;
+	// FileCacheHits and FileCacheMisses count files taken from the cache
+	// and files read.
+	Rescanned                      int
+	FileCacheHits, FileCacheMisses int
+
+	skillEntries map[string]*skillEntry
+	agentEntries map[string]*agentEntry
+	skillByName  map[string]*Skill
+	agentByName  map[string]*Agent
+	pageSize     int
+	skillTree    collection
+	agentTree    collection
+	docs         *docCache
 }
 
 // Skill returns the named skill.
@@ -90,47 +98,86 @@ func (s *Snapshot) ErrorCount() int {
 // caller keeps its previous snapshot.
 var ErrScanFailed = errors.New("scan failed")
 
+// Changes names the top-level entries of each root (skills/<name>,
+// agents/<name>.md or agents/<name>/) that may have changed since the
+// previous snapshot. A nil *Changes means unknown: everything is rescanned
+// (unchanged files still come from the cache).
+type Changes struct {
+	Skills map[string]bool
+	Agents map[string]bool // keyed by agent name: "x" for x.md and x/
+}
+
 // Build scans src into a new snapshot with the given generation. Problems
 // with individual items are data in the snapshot; an error means the scan as
 // a whole failed (a root unreadable, ctx cancelled) and nothing was built.
 func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error) {
+	return build(ctx, buildInput{src: src, generation: generation, cache: newScanCache()})
+}
+
+type buildInput struct {
+	src        Source
+	generation uint64
+	prev       *Snapshot // reused where unchanged; source of last good versions
+	changes    *Changes
+	cache      *scanCache
+}
+
+func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	start := time.Now()
+	src := in.src
 	blobs := content.NewBuilder()
-	snap := &Snapshot{Generation: generation, AgentsConfigured: src.AgentsDir != ""}
+	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != ""}
+	in.cache.begin()
+	base := func(t *treeRoot, dirty map[string]bool) scanBase {
+		b := scanBase{t: t, lim: src.Limits, blobs: blobs, cache: in.cache, prev: in.prev,
+			dirty: func(string) bool { return true }}
+		if in.changes != nil {
+			b.dirty = func(name string) bool { return dirty[name] }
+		}
+		return b
+	}
+	var changedSkills, changedAgents map[string]bool
+	if in.changes != nil {
+		changedSkills, changedAgents = in.changes.Skills, in.changes.Agents
+	}
 
 	if src.SkillsDir != "" {
 		t, err := openTreeRoot(src.SkillsDir)
 		if err != nil {
 			return nil, fmt.Errorf("%w: open skills root: %w", ErrScanFailed, err)
 		}
-		sc := &skillScanner{t: t, lim: src.Limits, blobs: blobs}
+		sc := &skillScanner{scanBase: base(t, changedSkills), generation: in.generation}
 		err = sc.scan(ctx)
 		t.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 		}
-		snap.Skills = sc.skills
-		snap.Problems = append(snap.Problems, sc.probs...)
+		snap.skillEntries = sc.entries
+		snap.Skills = sc.skills()
+		snap.Rescanned += len(sc.rescanned)
 	}
 	if src.AgentsDir != "" {
 		t, err := openTreeRoot(src.AgentsDir)
 		if err != nil {
 			return nil, fmt.Errorf("%w: open agents root: %w", ErrScanFailed, err)
 		}
-		sc := &agentScanner{t: t, lim: src.Limits, blobs: blobs}
+		sc := &agentScanner{scanBase: base(t, changedAgents), generation: in.generation}
 		err = sc.scan(ctx)
 		t.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 		}
-		snap.Agents = sc.agents
-		snap.Problems = append(snap.Problems, sc.probs...)
+		snap.agentEntries = sc.entries
+		snap.Agents = sc.agents()
+		snap.Rescanned += len(sc.rescanned)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 	}
 
 	snap.Store = blobs.Store()
+	in.cache.commit(snap.Store, in.changes != nil)
+	snap.FileCacheHits, snap.FileCacheMisses = in.cache.fileHits, in.cache.fileMisses
 	snap.skillByName = make(map[string]*Skill, len(snap.Skills))
 	for _, sk := range snap.Skills {
 		snap.skillByName[sk.Name] = sk
@@ -139,13 +186,24 @@ func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error
 	for _, a := range snap.Agents {
 		snap.agentByName[a.Name] = a
 	}
+	for _, e := range snap.skillEntries {
+		snap.Problems = append(snap.Problems, e.problems...)
+	}
+	for _, e := range snap.agentEntries {
+		snap.Problems = append(snap.Problems, e.problems...)
+	}
 	snap.checkSubagentRoutes()
+	slices.SortStableFunc(snap.Problems, func(a, b skill.Problem) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Rule+a.Message, b.Rule+b.Message)
+	})
 	snap.pageSize = src.PageSize
 	if snap.pageSize <= 0 {
 		snap.pageSize = DefaultPageSize
 	}
 	snap.skillTree, snap.agentTree = snap.skillCollection(), snap.agentCollection()
-	slices.SortStableFunc(snap.Problems, func(a, b skill.Problem) int { return strings.Compare(a.Path, b.Path) })
 	snap.docs = newDocCache()
 	snap.ScanDuration = time.Since(start)
 	return snap, nil

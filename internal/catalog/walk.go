@@ -58,6 +58,7 @@ type file struct {
 	size    int64
 	mode    fs.FileMode
 	modTime time.Time
+	info    fs.FileInfo // of the file itself, symlinks resolved
 }
 
 // listFiles walks dir (relative to the root) and returns every regular,
@@ -115,7 +116,7 @@ func (t *treeRoot) listFiles(dir string, lim Limits) ([]file, []skill.Problem) {
 					continue
 				}
 				total += info.Size()
-				files = append(files, file{rel: childRel, full: childFull, size: info.Size(), mode: info.Mode(), modTime: info.ModTime()})
+				files = append(files, file{rel: childRel, full: childFull, size: info.Size(), mode: info.Mode(), modTime: info.ModTime(), info: info})
 			default:
 				ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleFileType, "%s is not a regular file; only files and folders are published", fileKind(info.Mode())))
 			}

@@ -17,6 +17,12 @@ func (s *Store) Get(d Digest) ([]byte, bool) {
 	return b, ok
 }
 
+// Has reports whether the store holds d.
+func (s *Store) Has(d Digest) bool {
+	_, ok := s.Get(d)
+	return ok
+}
+
 // Len is the number of distinct blobs.
 func (s *Store) Len() int {
 	if s == nil {
