@@ -12,55 +12,170 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/skillserver/skillserver/internal/content"
 )
+
+// DefaultRetention is how long pinned URLs outlive a reload by default.
+const DefaultRetention = 10 * time.Minute
+
+// Options tune a Catalog beyond what to scan.
+type Options struct {
+	// Retention is how long a pinned URL keeps serving its bytes after a
+	// reload replaced them; 0 means DefaultRetention, negative disables.
+	Retention time.Duration
+	// RetentionMaxBytes bounds the bytes kept only for retention (0: no
+	// bound).
+	RetentionMaxBytes int64
+	// OnReload, if set, is called after every reload attempt.
+	OnReload func(ReloadResult)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// ReloadResult describes one reload attempt, for logs and metrics.
+type ReloadResult struct {
+	Snapshot  *Snapshot // nil when the scan failed
+	Err       error
+	Duration  time.Duration
+	Full      bool // every entry rescanned, rather than only changed ones
+	Retention RetentionStats
+}
 
 // Catalog owns the current snapshot and replaces it on reload.
 type Catalog struct {
-	src Source
-	log *slog.Logger
+	src  Source
+	log  *slog.Logger
+	opts Options
 
 	reloadMu sync.Mutex // one scan at a time
 	gen      uint64     // guarded by reloadMu
+	cache    *scanCache // guarded by reloadMu
 	cur      atomic.Pointer[Snapshot]
+	retain   *retention
 }
 
 // New returns a Catalog for src with no snapshot yet; call Reload.
-func New(src Source, log *slog.Logger) *Catalog {
-	return &Catalog{src: src, log: log}
+func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes)}
 }
 
 // Current returns the published snapshot, or nil before the first Reload
 // succeeded. Handlers call it once per request and use only that value.
 func (c *Catalog) Current() *Snapshot { return c.cur.Load() }
 
-// Reload scans the tree and, when the scan completes, publishes the new
-// snapshot. When it fails the previous snapshot stays published and the
-// error is returned.
+// Reload rescans everything (unchanged files come from the cache) and,
+// when the scan completes, publishes the new snapshot. When it fails the
+// previous snapshot stays published and the error is returned.
 func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
+	return c.reload(ctx, nil)
+}
+
+// Update rescans only the entries named in changes, reusing the rest of
+// the current snapshot, and publishes the result.
+func (c *Catalog) Update(ctx context.Context, changes Changes) (*Snapshot, error) {
+	return c.reload(ctx, &changes)
+}
+
+func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, error) {
 	c.reloadMu.Lock()
 	defer c.reloadMu.Unlock()
 	start := time.Now()
-	snap, err := Build(ctx, c.src, c.gen+1)
+	prev := c.cur.Load()
+	if prev == nil {
+		changes = nil
+	}
+	snap, err := build(ctx, buildInput{src: c.src, generation: c.gen + 1, prev: prev, changes: changes, cache: c.cache})
+	res := ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}
 	if err != nil {
-		c.log.Error("reload failed", "generation", c.gen, "error", err, "duration", time.Since(start))
+		res.Duration = time.Since(start)
+		res.Retention = c.retain.stats()
+		c.log.Error("reload failed; the previous snapshot stays published", "generation", c.gen, "error", err, "duration", res.Duration)
+		c.report(res)
 		return nil, err
 	}
 	c.gen = snap.Generation
 	c.cur.Store(snap)
-	for _, p := range snap.Problems {
-		c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
+	c.retain.retire(prev, snap, c.opts.Now())
+	res.Duration = time.Since(start)
+	res.Retention = c.retain.stats()
+	c.logReload(prev, res)
+	c.report(res)
+	return snap, nil
+}
+
+func (c *Catalog) report(res ReloadResult) {
+	if c.opts.OnReload != nil {
+		c.opts.OnReload(res)
+	}
+}
+
+// logReload logs each problem once (new ones, not those of reused entries)
+// and one summary line.
+func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
+	snap := res.Snapshot
+	for name, e := range snap.skillEntries {
+		if prev == nil || prev.skillEntries[name] != e {
+			for _, p := range e.problems {
+				c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
+			}
+		}
+	}
+	for name, e := range snap.agentEntries {
+		if prev == nil || prev.agentEntries[name] != e {
+			for _, p := range e.problems {
+				c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
+			}
+		}
 	}
 	c.log.Info("reload",
 		"generation", snap.Generation,
+		"full", res.Full,
 		"skills", len(snap.Skills),
 		"skill_versions", snap.VersionCount(),
 		"agents", len(snap.Agents),
 		"agent_versions", snap.AgentVersionCount(),
 		"problems", len(snap.Problems),
 		"errors", snap.ErrorCount(),
+		"rescanned", snap.Rescanned,
+		"files_read", snap.FileCacheMisses,
+		"files_cached", snap.FileCacheHits,
 		"blobs", snap.Store.Len(),
 		"bytes", snap.Store.Bytes(),
-		"duration", time.Since(start),
+		"retained_artifacts", res.Retention.Artifacts,
+		"retained_bytes", res.Retention.Bytes,
+		"duration", res.Duration,
 	)
-	return snap, nil
 }
+
+// Retained returns the bytes with digest d that the artifact key served in
+// a snapshot retired within the retention window.
+func (c *Catalog) Retained(key string, d content.Digest) ([]byte, bool) {
+	cur := c.cur.Load()
+	if cur == nil {
+		return nil, false
+	}
+	return c.retain.artifact(key, d, c.opts.Now(), cur)
+}
+
+// RetainedBlob returns retained bytes by digest.
+func (c *Catalog) RetainedBlob(d content.Digest) ([]byte, bool) {
+	return c.retain.blob(d, c.opts.Now())
+}
+
+// Retired returns snapshots retired within the retention window, newest
+// first, so a client that started walking one can finish.
+func (c *Catalog) Retired() []*Snapshot { return c.retain.retired(c.opts.Now()) }
+
+// Retention reports what retention holds.
+func (c *Catalog) Retention() RetentionStats { return c.retain.stats() }

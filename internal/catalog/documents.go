@@ -32,6 +32,17 @@ const (
 	DocSubagentVersion                    // /subagents/v1/{name}/versions/{version}.json
 )
 
+// Retainable reports whether a client may still fetch a document of kind
+// k from a retired snapshot: the per-item documents it reaches by href
+// while walking the tree. Indexes always exist and are always current.
+func (k DocKind) Retainable() bool {
+	switch k {
+	case DocSkillPage, DocSkill, DocSkillVersion, DocSubagentPage, DocSubagent, DocSubagentVersion:
+		return true
+	}
+	return false
+}
+
 // absolute reports whether documents of kind k hold absolute URLs, and so
 // depend on the client's base URL.
 func (k DocKind) absolute() bool {

@@ -38,21 +38,28 @@ func param(r *http.Request, key string) (string, bool) {
 	return u, err == nil
 }
 
-// skillVersion resolves {name}/{version} or answers 404.
-func (s *Server) skillVersion(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot) *catalog.SkillVersion {
+// artifact is what an artifact route resolved to in the current snapshot.
+type artifact struct {
+	key         string         // retention key (catalog.SkillFileKey...); "" for none
+	digest      content.Digest // "" when the current snapshot does not serve key
+	contentType string
+	missing     error // why the current snapshot does not serve it
+}
+
+// skillVersion resolves {name}/{version} in snap; the error says what is
+// missing.
+func skillVersion(r *http.Request, snap *catalog.Snapshot) (name, version string, v *catalog.SkillVersion, err error) {
 	name, ok1 := param(r, "name")
-	ver, ok2 := param(r, "version")
+	version, ok2 := param(r, "version")
 	sk, ok := snap.Skill(name)
 	if !ok1 || !ok2 || !ok {
-		s.fail(w, r, fmt.Errorf("%w: no skill named %q", errNotFound, name))
-		return nil
+		return name, version, nil, fmt.Errorf("%w: no skill named %q", errNotFound, name)
 	}
-	v, ok := sk.Version(ver)
+	v, ok = sk.Version(version)
 	if !ok {
-		s.fail(w, r, fmt.Errorf("%w: skill %q has no version %q", errNotFound, name, ver))
-		return nil
+		return name, version, nil, fmt.Errorf("%w: skill %q has no version %q", errNotFound, name, version)
 	}
-	return v
+	return name, version, v, nil
 }
 
 func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
@@ -70,6 +77,15 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 		var doc *catalog.Document
 		if ok {
 			doc, ok = snap.Document(base, key)
+			// A client that began walking the tree before a reload may
+			// follow an href the new snapshot no longer has; let it finish
+			// from the snapshot it started on.
+			for _, old := range s.cat.Retired() {
+				if ok || !key.Kind.Retainable() {
+					break
+				}
+				doc, ok = old.Document(base, key)
+			}
 		}
 		if !ok {
 			s.fail(w, r, fmt.Errorf("%w: no document at %s", errNotFound, r.URL.Path))
@@ -89,58 +105,58 @@ func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, _ := param(r, "name")
-	sk, ok := snap.Skill(name)
-	if !ok {
-		s.fail(w, r, fmt.Errorf("%w: no skill named %q", errNotFound, name))
-		return
+	a := artifact{contentType: markdownContentType}
+	if sk, ok := snap.Skill(name); ok {
+		a.digest = sk.Latest.SkillMD
+	} else {
+		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
 	}
-	s.serveArtifact(w, r, snap, sk.Latest.SkillMD, markdownContentType)
+	s.serveArtifact(w, r, snap, a)
 }
 
 func (s *Server) handleSkillMD(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
-	if snap == nil {
-		return
-	}
-	if v := s.skillVersion(w, r, snap); v != nil {
-		s.serveArtifact(w, r, snap, v.SkillMD, markdownContentType)
-	}
+	s.handleSkillFile(w, r, "SKILL.md")
 }
 
 func (s *Server) handleArchive(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
-	if snap == nil {
-		return
-	}
-	v := s.skillVersion(w, r, snap)
-	if v == nil {
-		return
-	}
-	if v.Type != catalog.TypeArchive {
-		s.fail(w, r, fmt.Errorf("%w: skill %q version %q is a lone SKILL.md and has no archive", errNotFound, v.Name, v.Version))
-		return
-	}
-	s.serveArtifact(w, r, snap, v.Archive, "application/zip")
+	s.handleSkillFile(w, r, "archive.zip")
 }
 
 func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
+	// The path is looked up in the snapshot, never joined onto a disk path,
+	// so "..", encoded or not, can only miss.
+	p, ok := param(r, "*")
+	if !ok || p == "" {
+		s.fail(w, r, fmt.Errorf("%w: no such file", errNotFound))
+		return
+	}
+	s.handleSkillFile(w, r, p)
+}
+
+// handleSkillFile serves SKILL.md, archive.zip or a resource of a version.
+func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file string) {
 	snap := s.snapshot(w, r)
 	if snap == nil {
 		return
 	}
-	v := s.skillVersion(w, r, snap)
-	if v == nil {
-		return
+	name, version, v, err := skillVersion(r, snap)
+	a := artifact{key: catalog.SkillFileKey(name, version, file), contentType: contentTypeOf(file), missing: err}
+	switch {
+	case err != nil:
+	case file == "SKILL.md":
+		a.digest = v.SkillMD
+	case file == "archive.zip" && v.Type == catalog.TypeArchive:
+		a.digest = v.Archive
+	case file == "archive.zip":
+		a.missing = fmt.Errorf("%w: skill %q version %q is a lone SKILL.md and has no archive", errNotFound, name, version)
+	default:
+		if res, ok := v.Resource(file); ok {
+			a.digest = res.Digest
+		} else {
+			a.missing = fmt.Errorf("%w: skill %q version %q has no file %q", errNotFound, name, version, file)
+		}
 	}
-	// The path is looked up in the snapshot, never joined onto a disk path,
-	// so "..", encoded or not, can only miss.
-	p, ok := param(r, "*")
-	res, found := v.Resource(p)
-	if !ok || !found {
-		s.fail(w, r, fmt.Errorf("%w: skill %q version %q has no file %q", errNotFound, v.Name, v.Version, p))
-		return
-	}
-	s.serveArtifact(w, r, snap, res.Digest, contentTypeOf(res.Path))
+	s.serveArtifact(w, r, snap, a)
 }
 
 func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
@@ -150,17 +166,15 @@ func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
 	}
 	name, ok1 := param(r, "name")
 	ver, ok2 := param(r, "version")
-	a, ok := snap.Agent(name)
-	if !ok1 || !ok2 || !ok {
-		s.fail(w, r, fmt.Errorf("%w: no sub-agent named %q", errNotFound, name))
-		return
+	a := artifact{key: catalog.AgentFileKey(name, ver), contentType: markdownContentType}
+	if ag, ok := snap.Agent(name); !ok1 || !ok2 || !ok {
+		a.missing = fmt.Errorf("%w: no sub-agent named %q", errNotFound, name)
+	} else if v, ok := ag.Version(ver); !ok {
+		a.missing = fmt.Errorf("%w: sub-agent %q has no version %q", errNotFound, name, ver)
+	} else {
+		a.digest = v.Digest
 	}
-	v, ok := a.Version(ver)
-	if !ok {
-		s.fail(w, r, fmt.Errorf("%w: sub-agent %q has no version %q", errNotFound, name, ver))
-		return
-	}
-	s.serveArtifact(w, r, snap, v.Digest, markdownContentType)
+	s.serveArtifact(w, r, snap, a)
 }
 
 func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
@@ -174,42 +188,63 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: %w", errBadRequest, err))
 		return
 	}
-	if _, ok := snap.Store.Get(d); !ok {
+	b, ok := snap.Store.Get(d)
+	if !ok {
+		b, ok = s.cat.RetainedBlob(d)
+	}
+	if !ok {
 		s.fail(w, r, fmt.Errorf("%w: no blob %s", errNotFound, d))
 		return
 	}
-	w.Header().Set("Cache-Control", cacheImmutable)
-	s.serveArtifact(w, r, snap, d, "application/octet-stream")
+	h := w.Header()
+	h.Set("Cache-Control", cacheImmutable)
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("ETag", d.ETag())
+	h.Set("X-Content-Type-Options", "nosniff")
+	serveBytes(w, r, b)
 }
 
-// serveArtifact writes the blob d. A `digest` query parameter pins the
-// request: it must name d (else 404, never other bytes) and makes the
-// response cacheable forever.
-func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, d content.Digest, contentType string) {
+// serveArtifact writes an artifact. A `digest` query parameter pins the
+// request: it is answered with exactly those bytes while the current
+// snapshot, or one retired within the retention window, served them at
+// this path, and 404 otherwise, never other bytes. Pinned responses may be
+// cached forever.
+func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, a artifact) {
 	h := w.Header()
+	var body []byte
+	var ok bool
 	if q, pinned := r.URL.Query()["digest"]; pinned {
 		want, err := content.ParseDigest(q[0])
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("%w: digest parameter: %w", errBadRequest, err))
 			return
 		}
-		if want != d {
-			s.fail(w, r, fmt.Errorf("%w: this path no longer serves %s", errNotFound, want))
+		if want == a.digest {
+			body, ok = snap.Store.Get(want)
+		} else if a.key != "" {
+			body, ok = s.cat.Retained(a.key, want)
+		}
+		if !ok {
+			s.fail(w, r, fmt.Errorf("%w: %s is not served here (any more)", errNotFound, want))
 			return
 		}
+		a.digest = want
 		h.Set("Cache-Control", cacheImmutable)
-	} else if h.Get("Cache-Control") == "" {
+	} else {
+		if a.digest == "" {
+			s.fail(w, r, a.missing)
+			return
+		}
+		if body, ok = snap.Store.Get(a.digest); !ok {
+			s.fail(w, r, fmt.Errorf("snapshot %d advertises blob %s it does not hold", snap.Generation, a.digest))
+			return
+		}
 		h.Set("Cache-Control", cacheShort)
 	}
-	b, ok := snap.Store.Get(d)
-	if !ok {
-		s.fail(w, r, fmt.Errorf("snapshot %d advertises blob %s it does not hold", snap.Generation, d))
-		return
-	}
-	h.Set("Content-Type", contentType)
-	h.Set("ETag", d.ETag())
+	h.Set("Content-Type", a.contentType)
+	h.Set("ETag", a.digest.ETag())
 	h.Set("X-Content-Type-Options", "nosniff")
-	serveBytes(w, r, b)
+	serveBytes(w, r, body)
 }
 
 // serveBytes answers with b under http.ServeContent's semantics

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/content"
 )
 
 const (
@@ -24,9 +25,17 @@ const (
 	cacheShort     = "public, max-age=30"
 )
 
-// Snapshots is the one thing handlers need from the catalogue.
+// Snapshots is what handlers need from the catalogue: the current
+// snapshot, and what recent reloads retired (catalog.Catalog).
 type Snapshots interface {
 	Current() *catalog.Snapshot
+	// Retired lists snapshots retired within the retention window, newest
+	// first.
+	Retired() []*catalog.Snapshot
+	// Retained returns bytes a pinned artifact key served before a reload.
+	Retained(key string, d content.Digest) ([]byte, bool)
+	// RetainedBlob returns retained bytes by digest.
+	RetainedBlob(d content.Digest) ([]byte, bool)
 }
 
 // BuildInfo describes the running binary.
