@@ -21,6 +21,7 @@ import (
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/httpapi"
+	"github.com/skillserver/skillserver/internal/reload"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -158,12 +159,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cat := catalog.New(src, log)
+	retention := cfg.Retention
+	if retention == 0 {
+		retention = -1 // configured off
+	}
+	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes})
+	reloader := reload.New(cat, log)
 	api := httpapi.NewServer(cat, httpapi.Options{
 		BaseURL:         cfg.BaseURL,
 		TrustProxy:      cfg.TrustProxy,
 		CORSAllowOrigin: cfg.CORSAllowOrigin,
 		Build:           buildInfo(),
+		AdminToken:      cfg.AdminToken,
+		Reloader:        reloader,
 	}, log)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -182,19 +190,38 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	go func() { serveErr <- httpServer.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", version)
 
+	// Watch before the first scan, so no change between the scan and the
+	// watch is missed.
+	if cfg.Watch && (src.SkillsDir != "" || src.AgentsDir != "") {
+		w, err := reload.NewWatcher(reload.Roots{Skills: src.SkillsDir, Agents: src.AgentsDir}, cfg.WatchDebounce, reloader, log)
+		if err != nil {
+			log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err)
+		} else {
+			go w.Run(ctx)
+		}
+	}
 	if _, err := cat.Reload(ctx); err != nil {
 		shutdown(httpServer, cfg.ShutdownTimeout, log)
 		return fmt.Errorf("initial scan: %w", err)
 	}
+	go reloader.Run(ctx)
 	api.SetReady(true)
 
+	var rescan <-chan time.Time
+	if cfg.RescanInterval > 0 {
+		t := time.NewTicker(cfg.RescanInterval)
+		defer t.Stop()
+		rescan = t.C
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	for {
 		select {
 		case <-hup:
-			_, _ = cat.Reload(ctx) // logged by the catalog; the old snapshot stays on failure
+			reloader.Request(nil)
+		case <-rescan:
+			reloader.Request(nil)
 		case err := <-serveErr:
 			return fmt.Errorf("serve: %w", err)
 		case <-ctx.Done():

@@ -40,6 +40,12 @@ type Config struct {
 	MaxTotalBytes   int64         `mapstructure:"max_total_bytes"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	PageSize        int           `mapstructure:"page_size"`
+	Watch           bool          `mapstructure:"watch"`
+	WatchDebounce   time.Duration `mapstructure:"watch_debounce"`
+	RescanInterval  time.Duration `mapstructure:"rescan_interval"`
+	AdminToken      string        `mapstructure:"admin_token"`
+	Retention       time.Duration `mapstructure:"retention"`
+	RetentionBytes  int64         `mapstructure:"retention_max_bytes"`
 
 	// ConfigFile is the file that was read, or "".
 	ConfigFile string `mapstructure:"-"`
@@ -71,6 +77,12 @@ var Keys = []Key{
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
 	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named `all` while everything fits"},
+	{Name: "watch", Flag: "watch", Default: true, Help: "reload when files under the roots change (recursive inotify watch, debounced)"},
+	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
+	{Name: "rescan_interval", Flag: "rescan-interval", Default: time.Duration(0), Help: "also rescan everything this often, for filesystems without inotify (NFS, some volume mounts); 0 disables"},
+	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
+	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
+	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it (0: no bound)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 }
 
@@ -208,6 +220,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxFileBytes < 0 || c.MaxFiles < 0 || c.MaxTotalBytes < 0 {
 		errs = append(errs, errors.New("max_file_bytes, max_files and max_total_bytes must not be negative (0 means no limit)"))
+	}
+	if c.WatchDebounce <= 0 {
+		errs = append(errs, fmt.Errorf("watch_debounce %s: must be positive", c.WatchDebounce))
+	}
+	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 {
+		errs = append(errs, errors.New("rescan_interval, retention and retention_max_bytes must not be negative"))
 	}
 	if c.PageSize < 1 {
 		errs = append(errs, fmt.Errorf("page_size %d: must be at least 1", c.PageSize))

@@ -24,6 +24,9 @@ var errorTable = []struct {
 	{errBadRequest, http.StatusBadRequest, "bad_request"},
 	{errMethodNotAllowed, http.StatusMethodNotAllowed, "method_not_allowed"},
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
+	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
+	{errForbidden, http.StatusForbidden, "forbidden"},
+	{errReloadFailed, http.StatusServiceUnavailable, "reload_failed"},
 }
 
 // errorBody is the JSON body of every error response.

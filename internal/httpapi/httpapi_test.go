@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"log/slog"
@@ -392,5 +393,115 @@ func TestSkillNamedPages(t *testing.T) {
 	}
 	if r := do(t, s, "GET", "/manifest.json"); bytes.Contains(r.body, []byte("/subagents/v1/index.json")) {
 		t.Errorf("manifest links a sub-agent tree that is not configured: %s", r.body)
+	}
+}
+
+type catalogReloader struct{ cat *catalog.Catalog }
+
+func (c catalogReloader) ReloadNow(ctx context.Context) (*catalog.Snapshot, error) {
+	return c.cat.Reload(ctx)
+}
+
+func TestAdminReload(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name, "SKILL.md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a", "---\nname: a\ndescription: d\n---\n")
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	disabled := NewServer(cat, Options{Reloader: catalogReloader{cat}}, slog.New(slog.DiscardHandler))
+	if r := do(t, disabled, "POST", "/-/reload", "Authorization", "Bearer x"); r.code != 404 {
+		t.Errorf("disabled: %d, want 404", r.code)
+	}
+	s := NewServer(cat, Options{AdminToken: "s3cret", Reloader: catalogReloader{cat}}, slog.New(slog.DiscardHandler))
+	if r := do(t, s, "POST", "/-/reload"); r.code != 401 || r.header.Get("WWW-Authenticate") == "" {
+		t.Errorf("no token: %d, want 401 with WWW-Authenticate", r.code)
+	}
+	if r := do(t, s, "POST", "/-/reload", "Authorization", "Bearer wrong"); r.code != 403 {
+		t.Errorf("wrong token: %d, want 403", r.code)
+	}
+	if r := do(t, s, "GET", "/-/reload", "Authorization", "Bearer s3cret"); r.code != 405 {
+		t.Errorf("GET: %d, want 405", r.code)
+	}
+	write("b", "---\nname: b\n---\n") // invalid: no description
+	write("c", "---\nname: c\ndescription: d\n---\n")
+	r := do(t, s, "POST", "/-/reload", "Authorization", "Bearer s3cret")
+	if r.code != 200 {
+		t.Fatalf("reload: %d %s", r.code, r.body)
+	}
+	var body struct {
+		Generation uint64
+		Skills     int
+		Errors     int
+		Problems   []struct{ Path, Rule string }
+	}
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Generation != 2 || body.Skills != 2 || body.Errors != 1 || len(body.Problems) != 1 || body.Problems[0].Rule != "description" {
+		t.Errorf("reload answered %+v", body)
+	}
+	if cat.Current().Generation != 2 {
+		t.Error("the answer came before the snapshot was live")
+	}
+}
+
+// TestPinnedURLSurvivesReload: a URL read from the feed before a reload
+// still answers exactly its bytes afterwards; unpinned, the path serves
+// the new bytes.
+func TestPinnedURLSurvivesReload(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "a")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(ref string) {
+		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: a\ndescription: d\nversion: 1.0.0\n---\n"), 0o644)
+		os.WriteFile(filepath.Join(dir, "ref.md"), []byte(ref), 0o644)
+	}
+	write("one")
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(cat, Options{BaseURL: testBase}, slog.New(slog.DiscardHandler))
+	var idx struct {
+		Skills []struct {
+			URL, Digest string
+			Resources   []struct{ URL, Digest string }
+		}
+	}
+	json.Unmarshal(do(t, s, "GET", "/.well-known/agent-skills/index.json").body, &idx)
+	old := idx.Skills[0]
+	page := do(t, s, "GET", "/skills/v1/a/versions/1.0.0.json")
+
+	write("two") // the same version edited in place
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []struct{ url, digest string }{{old.URL, old.Digest}, {old.Resources[0].URL, old.Resources[0].Digest}} {
+		r := do(t, s, "GET", strings.TrimPrefix(u.url, testBase))
+		if r.code != 200 || content.Sum(r.body).String() != u.digest {
+			t.Errorf("pinned %s after reload: %d, digest %s", u.url, r.code, content.Sum(r.body))
+		}
+	}
+	unpinned := do(t, s, "GET", "/api/v1/skills/a/1.0.0/ref.md")
+	if string(unpinned.body) != "two" {
+		t.Errorf("unpinned path serves %q, want the new bytes", unpinned.body)
+	}
+	if r := do(t, s, "GET", "/api/v1/blobs/sha256/"+strings.TrimPrefix(old.Digest, "sha256:")); r.code != 200 {
+		t.Errorf("retained blob by digest: %d", r.code)
+	}
+	if r := do(t, s, "GET", "/skills/v1/a/versions/1.0.0.json"); bytes.Equal(r.body, page.body) {
+		t.Error("version document did not change with the tree")
 	}
 }

@@ -16,6 +16,7 @@ func (s *Server) routes(r chi.Router) {
 	get(r, "/readyz", s.handleReadyz)
 	get(r, "/health", s.handleHealth)
 	get(r, "/api/v1/info", s.handleInfo)
+	r.Post("/-/reload", s.handleReload)
 
 	// Agent Skills Discovery RFC feed (wire.md §1).
 	get(r, "/.well-known/agent-skills/index.json", s.handleDocument(fixedDoc(catalog.DocRFCIndex)))

@@ -57,6 +57,9 @@ type Options struct {
 	// HEAD; "" sends none.
 	CORSAllowOrigin string
 	Build           BuildInfo
+	// AdminToken enables POST /-/reload for requests bearing it.
+	AdminToken string
+	Reloader   Reloader
 }
 
 // Server is the HTTP face of the catalogue.

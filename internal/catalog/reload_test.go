@@ -1,0 +1,261 @@
+package catalog
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// fakeClock is a settable clock for retention tests.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newTestCatalog(t *testing.T, src Source, opts Options) *Catalog {
+	t.Helper()
+	c := New(src, slog.New(slog.DiscardHandler), opts)
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func hasStale(snap *Snapshot, prefix string) bool {
+	for _, p := range snap.Problems {
+		if p.Rule == skill.RuleStale && strings.HasPrefix(p.Path, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestLastGoodVersion(t *testing.T) {
+	root := t.TempDir()
+	agents := t.TempDir()
+	writeFile(t, filepath.Join(root, "flat", "SKILL.md"), skillMD("flat"), 0o644)
+	writeFile(t, filepath.Join(root, "multi", "1.0.0", "SKILL.md"), skillMD("multi"), 0o644)
+	writeFile(t, filepath.Join(root, "multi", "2.0.0", "SKILL.md"), skillMD("multi"), 0o644)
+	writeFile(t, filepath.Join(agents, "helper.md"), "---\nname: helper\ndescription: d\n---\nBody\n", 0o644)
+	c := newTestCatalog(t, Source{SkillsDir: root, AgentsDir: agents}, Options{})
+	first := c.Current()
+	flat1, _ := first.Skill("flat")
+
+	// Half-saved edits: broken front matter everywhere.
+	writeFile(t, filepath.Join(root, "flat", "SKILL.md"), "---\nname: flat\ndescr", 0o644)
+	writeFile(t, filepath.Join(root, "multi", "2.0.0", "SKILL.md"), "", 0o644)
+	writeFile(t, filepath.Join(agents, "helper.md"), "---\nname: helper\n", 0o644)
+
+	for _, reload := range []struct {
+		name string
+		run  func() (*Snapshot, error)
+	}{
+		{"full", func() (*Snapshot, error) { return c.Reload(t.Context()) }},
+		{"update", func() (*Snapshot, error) {
+			return c.Update(t.Context(), Changes{Skills: map[string]bool{"flat": true, "multi": true}, Agents: map[string]bool{"helper": true}})
+		}},
+	} {
+		t.Run(reload.name, func(t *testing.T) {
+			snap, err := reload.run()
+			if err != nil {
+				t.Fatal(err)
+			}
+			flat, ok := snap.Skill("flat")
+			if !ok || flat.Latest.SkillMD != flat1.Latest.SkillMD {
+				t.Fatalf("flat lost its last good version")
+			}
+			b, ok := snap.Store.Get(flat.Latest.SkillMD)
+			if !ok || content.Sum(b) != flat.Latest.SkillMD {
+				t.Error("last good bytes missing from the new store")
+			}
+			multi, _ := snap.Skill("multi")
+			if multi == nil || len(multi.Versions) != 2 || multi.Latest.Version != "2.0.0" {
+				t.Errorf("multi = %+v, want both versions with 2.0.0 kept", multi)
+			}
+			if _, ok := snap.Agent("helper"); !ok {
+				t.Error("agent lost its last good version")
+			}
+			for _, p := range []string{root + "/flat", root + "/multi/2.0.0", agents + "/helper.md"} {
+				if !hasStale(snap, p) {
+					t.Errorf("no stale problem for %s: %v", p, snap.Problems)
+				}
+			}
+			if hasStale(snap, root+"/multi/1.0.0") {
+				t.Error("valid version 1.0.0 reported stale")
+			}
+		})
+	}
+
+	// A fixed file replaces the last good version; removal removes.
+	writeFile(t, filepath.Join(root, "flat", "SKILL.md"), skillMD("flat")+"more\n", 0o644)
+	if err := os.RemoveAll(filepath.Join(root, "multi", "2.0.0")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(agents, "helper.md")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := c.Reload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, _ := snap.Skill("flat")
+	if flat.Latest.SkillMD == flat1.Latest.SkillMD || hasStale(snap, root+"/flat") {
+		t.Error("fixed file did not replace the last good version")
+	}
+	if multi, _ := snap.Skill("multi"); len(multi.Versions) != 1 {
+		t.Error("removed version folder is still published")
+	}
+	if _, ok := snap.Agent("helper"); ok {
+		t.Error("removed agent is still published")
+	}
+}
+
+// TestUnreadableFileKeepsItems: a file that cannot be read (here a link
+// whose target vanished mid-save) is a problem for that version, never a
+// removal and never an empty collection.
+func TestUnreadableFileKeepsItems(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+	writeFile(t, filepath.Join(root, "a", "ref.md"), "ref", 0o644)
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
+	if err := os.Remove(filepath.Join(root, "a", "ref.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("gone.md", filepath.Join(root, "a", "ref.md")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := c.Reload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, ok := snap.Skill("a")
+	if !ok || len(snap.Skills) != 1 {
+		t.Fatal("unreadable file removed the skill")
+	}
+	if _, ok := a.Latest.Resource("ref.md"); !ok || !hasStale(snap, root+"/a") {
+		t.Error("last good version not kept and reported stale")
+	}
+}
+
+func TestUpdateReusesUnchangedEntries(t *testing.T) {
+	root := t.TempDir()
+	for _, n := range []string{"a", "b", "c"} {
+		writeFile(t, filepath.Join(root, n, "SKILL.md"), skillMD(n), 0o644)
+		writeFile(t, filepath.Join(root, n, "ref.md"), "ref "+n, 0o644)
+	}
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
+	first := c.Current()
+	writeFile(t, filepath.Join(root, "b", "ref.md"), "changed", 0o644)
+	writeFile(t, filepath.Join(root, "d", "SKILL.md"), skillMD("d"), 0o644)
+	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"b": true, "d": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Rescanned != 2 {
+		t.Errorf("rescanned %d entries, want 2", snap.Rescanned)
+	}
+	for _, n := range []string{"a", "c"} {
+		if snap.skillEntries[n] != first.skillEntries[n] {
+			t.Errorf("%s was rebuilt, not reused", n)
+		}
+		sk, _ := snap.Skill(n)
+		if _, ok := snap.Store.Get(sk.Latest.Archive); !ok {
+			t.Errorf("%s: reused archive missing from the store", n)
+		}
+	}
+	b1, _ := first.Skill("b")
+	b2, _ := snap.Skill("b")
+	if b1.Latest.Archive == b2.Latest.Archive {
+		t.Error("changed skill b kept its old archive")
+	}
+	if _, ok := snap.Skill("d"); !ok {
+		t.Error("new skill d missing")
+	}
+	// A full reload of an unchanged tree reads nothing that is not in doubt.
+	old := time.Now().Add(-time.Hour)
+	filepath.Walk(root, func(p string, _ os.FileInfo, _ error) error { return os.Chtimes(p, old, old) })
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := c.Reload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.FileCacheMisses != 0 || again.FileCacheHits != 7 {
+		t.Errorf("full reload of an unchanged tree: %d read, %d cached; want 0 and 7", again.FileCacheMisses, again.FileCacheHits)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+	writeFile(t, filepath.Join(root, "a", "ref.md"), "one", 0o644)
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: 10 * time.Minute, Now: clock.Now})
+	v1, _ := c.Current().Skill("a")
+	oldZip, oldRef := v1.Latest.Archive, v1.Latest.Resources[0].Digest
+	zipKey := SkillFileKey("a", v1.Latest.Version, "archive.zip")
+
+	writeFile(t, filepath.Join(root, "a", "ref.md"), "two", 0o644)
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(9 * time.Minute)
+	b, ok := c.Retained(zipKey, oldZip)
+	if !ok || content.Sum(b) != oldZip {
+		t.Fatal("old archive not retained within the window")
+	}
+	if _, ok := c.Retained(SkillFileKey("a", v1.Latest.Version, "ref.md"), oldRef); !ok {
+		t.Error("old resource not retained")
+	}
+	if _, ok := c.Retained(SkillFileKey("a", v1.Latest.Version, "other.md"), oldZip); ok {
+		t.Error("retained bytes answered under a path that never served them")
+	}
+	if st := c.Retention(); st.Artifacts == 0 || st.Bytes == 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if len(c.Retired()) != 1 {
+		t.Errorf("%d retired snapshots, want 1", len(c.Retired()))
+	}
+	clock.Advance(2 * time.Minute)
+	if _, ok := c.Retained(zipKey, oldZip); ok {
+		t.Error("old archive still served after the window")
+	}
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Retention(); st.Artifacts != 0 || st.Bytes != 0 {
+		t.Errorf("expired retention not released: %+v", st)
+	}
+}
+
+func TestRetentionByteBound(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+	writeFile(t, filepath.Join(root, "a", "big.bin"), strings.Repeat("x", 4000), 0o644)
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{RetentionMaxBytes: 5000})
+	for i := range 3 {
+		writeFile(t, filepath.Join(root, "a", "big.bin"), strings.Repeat(string(rune('a'+i)), 4000), 0o644)
+		if _, err := c.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := c.Retention()
+	if st.Bytes > 5000 || st.Evicted == 0 {
+		t.Errorf("stats %+v: want at most 5000 bytes and evictions", st)
+	}
+}

@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// Reloader runs a full rescan and returns when its snapshot is live.
+type Reloader interface {
+	ReloadNow(ctx context.Context) (*catalog.Snapshot, error)
+}
+
+var (
+	errUnauthorized = errors.New("unauthorized: send Authorization: Bearer <admin token>")
+	errForbidden    = errors.New("forbidden: the admin token does not match")
+	errReloadFailed = errors.New("reload failed; the previous snapshot is still served (see the server log)")
+)
+
+type reloadBody struct {
+	Generation uint64          `json:"generation"`
+	Skills     int             `json:"skills"`
+	Agents     int             `json:"agents"`
+	Errors     int             `json:"errors"`
+	Problems   []skill.Problem `json:"problems"`
+}
+
+// handleReload is POST /-/reload: enabled only with an admin token, it
+// answers once the new snapshot is live, listing the problems that kept
+// parts of the tree back.
+func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
+	if s.opts.AdminToken == "" || s.opts.Reloader == nil {
+		s.fail(w, r, fmt.Errorf("%w: the admin endpoint is disabled (set admin_token to enable it)", errNotFound))
+		return
+	}
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="skillserver"`)
+		s.fail(w, r, errUnauthorized)
+		return
+	}
+	// Compare digests so neither the content nor the length of the token
+	// leaks through timing.
+	want, got := sha256.Sum256([]byte(s.opts.AdminToken)), sha256.Sum256([]byte(token))
+	if subtle.ConstantTimeCompare(want[:], got[:]) != 1 {
+		s.fail(w, r, errForbidden)
+		return
+	}
+	snap, err := s.opts.Reloader.ReloadNow(r.Context())
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client went away
+		}
+		s.log.ErrorContext(r.Context(), "admin reload failed", "error", err)
+		s.fail(w, r, errReloadFailed)
+		return
+	}
+	problems := snap.Problems
+	if problems == nil {
+		problems = []skill.Problem{}
+	}
+	writeJSON(w, http.StatusOK, reloadBody{
+		Generation: snap.Generation, Skills: len(snap.Skills), Agents: len(snap.Agents),
+		Errors: snap.ErrorCount(), Problems: problems,
+	})
+}

@@ -1,0 +1,156 @@
+package reload
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+)
+
+// recorder is a Target that records reloads; each blocks until released.
+type recorder struct {
+	mu      sync.Mutex
+	calls   []*catalog.Changes // nil entry: full reload
+	started chan struct{}
+	release chan struct{}
+}
+
+func newRecorder() *recorder {
+	return &recorder{started: make(chan struct{}, 100), release: make(chan struct{}, 100)}
+}
+
+func (r *recorder) record(c *catalog.Changes) (*catalog.Snapshot, error) {
+	r.mu.Lock()
+	r.calls = append(r.calls, c)
+	n := len(r.calls)
+	r.mu.Unlock()
+	r.started <- struct{}{}
+	<-r.release
+	return &catalog.Snapshot{Generation: uint64(n)}, nil
+}
+
+func (r *recorder) Reload(context.Context) (*catalog.Snapshot, error) { return r.record(nil) }
+func (r *recorder) Update(_ context.Context, c catalog.Changes) (*catalog.Snapshot, error) {
+	return r.record(&c)
+}
+
+func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.calls) }
+
+func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
+	rec := newRecorder()
+	r := New(rec, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go r.Run(ctx)
+
+	first := r.Request(nil)
+	<-rec.started // reload 1 is running
+	var tickets []Ticket
+	for _, name := range []string{"a", "b", "c"} {
+		tickets = append(tickets, r.Request(&catalog.Changes{Skills: map[string]bool{name: true}}))
+	}
+	rec.release <- struct{}{} // finish reload 1
+	snap, err := r.Wait(ctx, first)
+	if err != nil || snap.Generation != 1 {
+		t.Fatalf("first wait: %v %v", snap, err)
+	}
+	<-rec.started // reload 2: all three requests at once
+	rec.release <- struct{}{}
+	for _, tk := range tickets {
+		snap, err := r.Wait(ctx, tk)
+		if err != nil || snap.Generation != 2 {
+			t.Fatalf("ticket %d: generation %v, want 2", tk, snap)
+		}
+	}
+	if n := rec.count(); n != 2 {
+		t.Fatalf("%d reloads, want 2", n)
+	}
+	rec.mu.Lock()
+	second := rec.calls[1]
+	rec.mu.Unlock()
+	if second == nil || len(second.Skills) != 3 {
+		t.Errorf("second reload carried %+v, want the three changes merged", second)
+	}
+}
+
+func TestWaitNeedsAReloadThatStartedAfterTheRequest(t *testing.T) {
+	rec := newRecorder()
+	r := New(rec, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go r.Run(ctx)
+	r.Request(nil)
+	<-rec.started
+	late := r.Request(nil) // arrives while reload 1 runs
+	rec.release <- struct{}{}
+	done := make(chan *catalog.Snapshot)
+	go func() { s, _ := r.Wait(ctx, late); done <- s }()
+	<-rec.started
+	select {
+	case <-done:
+		t.Fatal("Wait returned with the reload that was already running")
+	default:
+	}
+	rec.release <- struct{}{}
+	if s := <-done; s.Generation != 2 {
+		t.Errorf("generation %d, want 2", s.Generation)
+	}
+}
+
+// TestWatcherNamesChangedEntries uses the real file system and inotify.
+func TestWatcherNamesChangedEntries(t *testing.T) {
+	skills, agents := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(skills, "old", "refs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	r := New(rec, slog.New(slog.DiscardHandler))
+	w, err := NewWatcher(Roots{Skills: skills, Agents: agents}, 20*time.Millisecond, r, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go w.Run(ctx)
+	go r.Run(ctx)
+
+	expect := func(t *testing.T, skill, agent string) {
+		t.Helper()
+		select {
+		case <-rec.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no reload")
+		}
+		rec.mu.Lock()
+		c := rec.calls[len(rec.calls)-1]
+		rec.mu.Unlock()
+		rec.release <- struct{}{}
+		if c == nil || (skill != "" && !c.Skills[skill]) || (agent != "" && !c.Agents[agent]) {
+			t.Errorf("changes %+v, want skill %q agent %q", c, skill, agent)
+		}
+	}
+	// A file deep inside an existing skill.
+	if err := os.WriteFile(filepath.Join(skills, "old", "refs", "x.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "old", "")
+	// A folder created after the watch started, then a file inside it.
+	if err := os.MkdirAll(filepath.Join(skills, "new", "deep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "new", "")
+	if err := os.WriteFile(filepath.Join(skills, "new", "deep", "y.md"), []byte("y"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "new", "")
+	// An agent file maps to the agent's name.
+	if err := os.WriteFile(filepath.Join(agents, "helper.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, "", "helper")
+}

@@ -1,0 +1,184 @@
+package reload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+)
+
+// Roots are the directories to watch; "" means not configured.
+type Roots struct {
+	Skills string
+	Agents string
+}
+
+// Watcher turns file-system events under the roots into reload requests
+// naming the top-level entries that changed, debounced. It watches every
+// folder recursively, including folders created later. Hidden folders
+// (.git) are not watched: they are never published.
+type Watcher struct {
+	roots    Roots
+	abs      Roots
+	debounce time.Duration
+	reloader *Reloader
+	log      *slog.Logger
+	fsw      *fsnotify.Watcher
+}
+
+// NewWatcher starts watching roots. Close it, or cancel the context given
+// to Run.
+func NewWatcher(roots Roots, debounce time.Duration, r *Reloader, log *slog.Logger) (*Watcher, error) {
+	fsw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("start file watch: %w", err)
+	}
+	w := &Watcher{roots: roots, debounce: debounce, reloader: r, log: log, fsw: fsw}
+	for _, p := range []struct {
+		in  string
+		out *string
+	}{{roots.Skills, &w.abs.Skills}, {roots.Agents, &w.abs.Agents}} {
+		if p.in == "" {
+			continue
+		}
+		abs, err := filepath.Abs(p.in)
+		if err != nil {
+			fsw.Close()
+			return nil, err
+		}
+		*p.out = abs
+		if err := w.addTree(abs); err != nil {
+			fsw.Close()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// addTree watches dir and every non-hidden folder below it.
+func (w *Watcher) addTree(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil // vanished or unreadable below the root: the scan reports it
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if err := w.fsw.Add(p); err != nil {
+			return fmt.Errorf("watch %s: %w", p, err)
+		}
+		return nil
+	})
+}
+
+// Close stops watching.
+func (w *Watcher) Close() error { return w.fsw.Close() }
+
+// Run forwards events until ctx is done.
+func (w *Watcher) Run(ctx context.Context) {
+	defer w.fsw.Close()
+	pending := emptyChanges()
+	full := false
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			if !w.note(ev, &pending) {
+				full = true
+			}
+			if timer == nil {
+				timer = time.NewTimer(w.debounce)
+				fire = timer.C
+			} else {
+				timer.Reset(w.debounce)
+			}
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.log.Warn("file watch overflowed; rescanning everything", "error", err)
+			} else {
+				w.log.Warn("file watch error; rescanning everything", "error", err)
+			}
+			full = true
+			if timer == nil {
+				timer = time.NewTimer(w.debounce)
+				fire = timer.C
+			}
+		case <-fire:
+			timer, fire = nil, nil
+			if full {
+				w.reloader.Request(nil)
+			} else {
+				changes := pending
+				w.reloader.Request(&changes)
+			}
+			pending, full = emptyChanges(), false
+		}
+	}
+}
+
+// note records which top-level entry ev touches. It returns false when
+// the event cannot be attributed to one (the root itself), which asks for
+// a full rescan.
+func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) bool {
+	if ev.Has(fsnotify.Create) {
+		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
+			if err := w.addTree(ev.Name); err != nil {
+				w.log.Warn("cannot watch new folder; rescanning everything", "path", ev.Name, "error", err)
+				return false
+			}
+		}
+	}
+	for _, r := range []struct {
+		root string
+		into map[string]bool
+		key  func(string) string
+	}{
+		{w.abs.Skills, c.Skills, func(s string) string { return s }},
+		{w.abs.Agents, c.Agents, func(s string) string { return strings.TrimSuffix(s, ".md") }},
+	} {
+		if r.root == "" {
+			continue
+		}
+		rel, err := filepath.Rel(r.root, ev.Name)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		if rel == "." {
+			return false
+		}
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if strings.HasPrefix(top, ".") {
+			return true // hidden: never published
+		}
+		r.into[r.key(top)] = true
+		return true
+	}
+	return true
+}
