@@ -49,10 +49,16 @@ var listenRE = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
 // 127.0.0.1:0 and JSON logs) and waits until /readyz answers 200.
 func startServer(t *testing.T, args ...string) *testServer {
 	t.Helper()
+	return startServerEnv(t, nil, args...)
+}
+
+// startServerEnv is startServer with environment variables.
+func startServerEnv(t *testing.T, env map[string]string, args ...string) *testServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ts := &testServer{Stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...)
-	go func() { ts.done <- run(ctx, full, func(string) string { return "" }, io.Discard, ts.Stderr) }()
+	go func() { ts.done <- run(ctx, full, func(k string) string { return env[k] }, io.Discard, ts.Stderr) }()
 	t.Cleanup(func() { ts.Stop(t) })
 
 	deadline := time.Now().Add(30 * time.Second)

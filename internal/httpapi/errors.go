@@ -55,8 +55,11 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	b, _ := json.MarshalIndent(errorBody{Error: code, Message: msg}, "", "  ")
 	b = append(b, '\n')
 	h := w.Header()
-	for _, k := range []string{"ETag", "Last-Modified", "Content-Range", "Content-Encoding", "Cache-Control"} {
+	for _, k := range []string{"ETag", "Last-Modified", "Content-Encoding", "Cache-Control"} {
 		h.Del(k)
+	}
+	if status != http.StatusRequestedRangeNotSatisfiable {
+		h.Del("Content-Range") // a 416 keeps "bytes */<length>"
 	}
 	h.Set("Content-Type", jsonContentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))

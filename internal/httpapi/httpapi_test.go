@@ -155,7 +155,7 @@ func TestArtifactSemantics(t *testing.T) {
 		{"not modified", "GET", zipPath, []string{"If-None-Match", etag}, 304, []byte{}, map[string]string{"ETag": etag}},
 		{"stale etag", "GET", zipPath, []string{"If-None-Match", `"sha256:0"`}, 200, zipBytes, nil},
 		{"range", "GET", zipPath, []string{"Range", "bytes=0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
-		{"range not satisfiable", "GET", zipPath, []string{"Range", "bytes=999999-"}, 416, nil, map[string]string{"Content-Type": "application/json; charset=utf-8"}},
+		{"range not satisfiable", "GET", zipPath, []string{"Range", "bytes=999999-"}, 416, nil, map[string]string{"Content-Type": "application/json; charset=utf-8", "Content-Range": "bytes */" + itoa(len(zipBytes))}},
 		{"no gzip for artifacts", "GET", zipPath, []string{"Accept-Encoding", "gzip"}, 200, zipBytes, map[string]string{"Content-Encoding": ""}},
 		{"skill md", "GET", "/api/v1/skills/k8s-deploy/1.2.0/SKILL.md", nil, 200, md, map[string]string{"Content-Type": "text/markdown; charset=utf-8"}},
 		{"conventional latest", "GET", "/.well-known/agent-skills/k8s-deploy/SKILL.md", nil, 200, md, nil},

@@ -56,11 +56,20 @@ type Client struct {
 	Downloads int
 	// Requests counts every request over the client's lifetime.
 	Requests int
+	// Strict adds the consistency checks that hold within one snapshot
+	// (page, identity and RFC entry agree). Clear it when walking a server
+	// that reloads under the walk: netclaw does not check those, and a
+	// reload between two requests legitimately breaks them.
+	Strict bool
+	// Skipped counts items a non-strict walk skipped because a reload
+	// between the page and the identity request removed the version the
+	// page named (netclaw retries those on its next pass).
+	Skipped int
 }
 
 // New returns a client for the feed at base.
 func New(base string) *Client {
-	return &Client{HTTP: http.DefaultClient, Base: strings.TrimRight(base, "/"), Skills: map[string]Synced{}, Agents: map[string]Synced{}}
+	return &Client{HTTP: http.DefaultClient, Base: strings.TrimRight(base, "/"), Skills: map[string]Synced{}, Agents: map[string]Synced{}, Strict: true}
 }
 
 // get fetches u (absolute, or root-relative to Base) and requires 200.
@@ -336,28 +345,37 @@ func (c *Client) walkTree(ctx context.Context, indexHref, kind string, visit fun
 				errs = append(errs, err)
 				continue
 			}
-			switch {
-			case id.Kind != kind || id.Name != it.Name:
+			if id.Kind != kind || id.Name != it.Name {
 				errs = append(errs, fmt.Errorf("%s: kind %q name %q, want %s %s", it.Href, id.Kind, id.Name, kind, it.Name))
 				continue
-			case id.LatestVersion != it.LatestVersion:
-				errs = append(errs, fmt.Errorf("%s: latestVersion %q, page says %q", it.Href, id.LatestVersion, it.LatestVersion))
-				continue
-			case len(id.Versions) != it.VersionRange.Count || len(id.Versions) == 0 ||
-				id.Versions[0].Version != it.VersionRange.Max || id.Versions[len(id.Versions)-1].Version != it.VersionRange.Min:
-				errs = append(errs, fmt.Errorf("%s: versions disagree with the page's versionRange", it.Href))
-				continue
 			}
+			if c.Strict {
+				switch {
+				case id.LatestVersion != it.LatestVersion:
+					errs = append(errs, fmt.Errorf("%s: latestVersion %q, page says %q", it.Href, id.LatestVersion, it.LatestVersion))
+					continue
+				case len(id.Versions) != it.VersionRange.Count || len(id.Versions) == 0 ||
+					id.Versions[0].Version != it.VersionRange.Max || id.Versions[len(id.Versions)-1].Version != it.VersionRange.Min:
+					errs = append(errs, fmt.Errorf("%s: versions disagree with the page's versionRange", it.Href))
+					continue
+				}
+			}
+			// netclaw takes the version the page named as latest.
 			n := 0
 			for _, v := range id.Versions {
-				if v.Version == id.LatestVersion {
+				if v.Version == it.LatestVersion {
 					n++
 				}
 			}
-			if n != 1 {
-				errs = append(errs, fmt.Errorf("%s: %d versions equal latestVersion %q, want exactly 1", it.Href, n, id.LatestVersion))
+			if n != 1 && !c.Strict {
+				c.Skipped++
 				continue
 			}
+			if n != 1 {
+				errs = append(errs, fmt.Errorf("%s: %d versions equal the page's latestVersion %q, want exactly 1", it.Href, n, it.LatestVersion))
+				continue
+			}
+			id.LatestVersion = it.LatestVersion
 			if err := visit(it.Name, id); err != nil {
 				errs = append(errs, fmt.Errorf("%s %s: %w", kind, it.Name, err))
 			}
@@ -469,7 +487,7 @@ func (c *Client) WalkManifest(ctx context.Context, rfc []RFCEntry) error {
 			if d.Kind != "skill-version" || a.Name != name || a.Version != v.Version || a.Digest != v.Digest {
 				return fmt.Errorf("%s: kind %q artifact %s@%s %s disagrees with identity", v.Href, d.Kind, a.Name, a.Version, a.Digest)
 			}
-			if v.Version == id.LatestVersion {
+			if v.Version == id.LatestVersion && c.Strict {
 				e, ok := byName[name]
 				if !ok || e.Version != a.Version || e.Type != a.Type || e.Description != a.Description || e.URL != a.URL || e.Digest != a.Digest {
 					return fmt.Errorf("%s: latest artifact differs from the RFC entry", v.Href)
@@ -492,7 +510,7 @@ func (c *Client) WalkManifest(ctx context.Context, rfc []RFCEntry) error {
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil || !c.Strict {
 		return err
 	}
 	for name := range byName {

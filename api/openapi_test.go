@@ -1,0 +1,687 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/httpapi"
+)
+
+const openAPIFile = "openapi.yaml"
+
+// The parts of an OpenAPI 3.1 document the tests read.
+type openAPIDoc struct {
+	OpenAPI    string                          `yaml:"openapi"`
+	Info       struct{ Description string }    `yaml:"info"`
+	Paths      map[string]map[string]yaml.Node `yaml:"paths"`
+	Components struct {
+		Parameters map[string]parameter `yaml:"parameters"`
+		Responses  map[string]response  `yaml:"responses"`
+	} `yaml:"components"`
+}
+
+type operation struct {
+	OperationID string              `yaml:"operationId"`
+	Parameters  []parameter         `yaml:"parameters"`
+	Responses   map[string]response `yaml:"responses"`
+}
+
+type parameter struct {
+	Ref      string `yaml:"$ref"`
+	Name     string `yaml:"name"`
+	In       string `yaml:"in"`
+	Required bool   `yaml:"required"`
+	Example  any    `yaml:"example"`
+}
+
+type response struct {
+	Ref     string               `yaml:"$ref"`
+	Headers map[string]yaml.Node `yaml:"headers"`
+	Content map[string]struct {
+		Schema struct {
+			Ref string `yaml:"$ref"`
+		} `yaml:"schema"`
+	} `yaml:"content"`
+}
+
+// httpMethods are the operation keys of an OpenAPI path item.
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// loadOpenAPI parses api/openapi.yaml, both typed and as a node tree.
+func loadOpenAPI(t *testing.T) (*openAPIDoc, *yaml.Node) {
+	t.Helper()
+	b, err := os.ReadFile(openAPIFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc openAPIDoc
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatalf("%s: %v", openAPIFile, err)
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		t.Fatalf("%s: %v", openAPIFile, err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1.") {
+		t.Fatalf("%s: openapi is %q, want 3.1.x", openAPIFile, doc.OpenAPI)
+	}
+	if len(doc.Paths) == 0 {
+		t.Fatalf("%s: no paths", openAPIFile)
+	}
+	return &doc, &root
+}
+
+// operations returns the operations of one path item by upper-case method.
+func (d *openAPIDoc) operations(t *testing.T, path string) map[string]operation {
+	t.Helper()
+	ops := make(map[string]operation)
+	for key, node := range d.Paths[path] {
+		if !slices.Contains(httpMethods, key) {
+			continue
+		}
+		var op operation
+		if err := node.Decode(&op); err != nil {
+			t.Fatalf("%s %s: %v", key, path, err)
+		}
+		ops[strings.ToUpper(key)] = op
+	}
+	return ops
+}
+
+// parameters returns the parameters of an operation, path-level ones
+// included, with references resolved.
+func (d *openAPIDoc) parameters(t *testing.T, path string, op operation) []parameter {
+	t.Helper()
+	var all []parameter
+	if node, ok := d.Paths[path]["parameters"]; ok {
+		if err := node.Decode(&all); err != nil {
+			t.Fatalf("%s parameters: %v", path, err)
+		}
+	}
+	all = append(all, op.Parameters...)
+	for i, p := range all {
+		if p.Ref == "" {
+			continue
+		}
+		name, ok := strings.CutPrefix(p.Ref, "#/components/parameters/")
+		resolved, found := d.Components.Parameters[name]
+		if !ok || !found {
+			t.Fatalf("%s: parameter %s does not resolve", path, p.Ref)
+		}
+		all[i] = resolved
+	}
+	return all
+}
+
+// response returns the documented response of op for status, resolved.
+func (d *openAPIDoc) response(op operation, status int) (response, bool) {
+	r, ok := op.Responses[strconv.Itoa(status)]
+	if !ok {
+		return response{}, false
+	}
+	return d.resolveResponse(r)
+}
+
+func (d *openAPIDoc) resolveResponse(r response) (response, bool) {
+	if r.Ref == "" {
+		return r, true
+	}
+	name, ok := strings.CutPrefix(r.Ref, "#/components/responses/")
+	resolved, found := d.Components.Responses[name]
+	return resolved, ok && found
+}
+
+// Routes: the router and the document must list the same paths and methods.
+
+// jsonFileParams name the {file} parameters of chi patterns: chi cannot
+// match "{version}.json" (its parameters end at the first dot, and
+// versions hold dots), so the router takes the whole segment as {file}
+// and strips ".json" itself. The segment before says which it is.
+var jsonFileParams = map[string]string{
+	"versions": "{version}.json",
+	"pages":    "{page}.json",
+}
+
+// publicPath turns a chi route pattern into the path template documented
+// in openapi.yaml: regexps dropped from parameters ({name:re} -> {name}),
+// {file} after a known segment -> {param}.json, and a trailing catch-all
+// "*" -> {path}, which may hold slashes.
+func publicPath(pattern string) string {
+	segs := strings.Split(pattern, "/")
+	for i, seg := range segs {
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			name, _, _ := strings.Cut(seg[1:len(seg)-1], ":")
+			seg = "{" + name + "}"
+		}
+		if seg == "{file}" && i > 0 {
+			if p, ok := jsonFileParams[segs[i-1]]; ok {
+				seg = p
+			}
+		}
+		if seg == "*" && i == len(segs)-1 {
+			seg = "{path}"
+		}
+		segs[i] = seg
+	}
+	return strings.Join(segs, "/")
+}
+
+// servedRoutes lists the router's routes as "METHOD /public/path".
+func servedRoutes(routes []string) []string {
+	out := make([]string, 0, len(routes))
+	for _, r := range routes {
+		method, pattern, ok := strings.Cut(r, " ")
+		if !ok {
+			method, pattern = "?", r
+		}
+		out = append(out, method+" "+publicPath(pattern))
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// documentedRoutes lists openapi.yaml's operations as "METHOD /path". A
+// documented GET also stands for HEAD: info.description promises that
+// every GET answers HEAD.
+func documentedRoutes(t *testing.T, doc *openAPIDoc) []string {
+	t.Helper()
+	var out []string
+	for path := range doc.Paths {
+		for method := range doc.operations(t, path) {
+			out = append(out, method+" "+path)
+			if method == http.MethodGet {
+				out = append(out, http.MethodHead+" "+path)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// diffRoutes returns what is served but not documented, and documented
+// but not served.
+func diffRoutes(served, documented []string) (undocumented, unserved []string) {
+	for _, r := range served {
+		if !slices.Contains(documented, r) {
+			undocumented = append(undocumented, r)
+		}
+	}
+	for _, r := range documented {
+		if !slices.Contains(served, r) {
+			unserved = append(unserved, r)
+		}
+	}
+	return undocumented, unserved
+}
+
+func TestRoutesMatchOpenAPI(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	if !strings.Contains(doc.Info.Description, "HEAD") {
+		t.Fatal("info.description must state that every GET answers HEAD: documentedRoutes relies on it")
+	}
+	s := httpapi.NewServer(nil, httpapi.Options{}, slog.New(slog.DiscardHandler))
+	served := servedRoutes(s.Routes())
+	if len(served) == 0 {
+		t.Fatal("the server lists no routes")
+	}
+	undocumented, unserved := diffRoutes(served, documentedRoutes(t, doc))
+	for _, r := range undocumented {
+		t.Errorf("served but not in %s: %s", openAPIFile, r)
+	}
+	for _, r := range unserved {
+		t.Errorf("in %s but not served: %s", openAPIFile, r)
+	}
+}
+
+func TestPublicPath(t *testing.T) {
+	tests := []struct{ name, pattern, want string }{
+		{"static", "/manifest.json", "/manifest.json"},
+		{"param", "/skills/v1/{name}/index.json", "/skills/v1/{name}/index.json"},
+		{"version file", "/skills/v1/{name}/versions/{file}", "/skills/v1/{name}/versions/{version}.json"},
+		{"page file", "/subagents/v1/pages/{file}", "/subagents/v1/pages/{page}.json"},
+		{"unknown file stays", "/things/{file}", "/things/{file}"},
+		{"catch-all", "/api/v1/skills/{name}/{version}/*", "/api/v1/skills/{name}/{version}/{path}"},
+		{"regexp param", "/api/v1/blobs/sha256/{digest:[0-9a-f]+}", "/api/v1/blobs/sha256/{digest}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := publicPath(tt.pattern); got != tt.want {
+				t.Errorf("publicPath(%q) = %q, want %q", tt.pattern, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDiffRoutes shows the contract test fails in both directions.
+func TestDiffRoutes(t *testing.T) {
+	served := servedRoutes([]string{"GET /a", "HEAD /a", "GET /b/{file}", "HEAD /b/{file}", "POST /c"})
+	doc := &openAPIDoc{Paths: map[string]map[string]yaml.Node{
+		"/a":     {"get": yaml.Node{Kind: yaml.MappingNode}},
+		"/b/{x}": {"get": yaml.Node{Kind: yaml.MappingNode}},
+		"/d":     {"get": yaml.Node{Kind: yaml.MappingNode}},
+	}}
+	undocumented, unserved := diffRoutes(served, documentedRoutes(t, doc))
+	wantUndoc := []string{"GET /b/{file}", "HEAD /b/{file}", "POST /c"}
+	wantUnserved := []string{"GET /b/{x}", "GET /d", "HEAD /b/{x}", "HEAD /d"}
+	if !slices.Equal(undocumented, wantUndoc) || !slices.Equal(unserved, wantUnserved) {
+		t.Errorf("undocumented %q, want %q; unserved %q, want %q", undocumented, wantUndoc, unserved, wantUnserved)
+	}
+}
+
+// The document itself.
+
+var templateParam = regexp.MustCompile(`\{([^{}]+)\}`)
+
+// TestOpenAPIWellFormed checks what a generator or a reader relies on:
+// unique operation ids, and path parameters that match the template.
+func TestOpenAPIWellFormed(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	ids := make(map[string]string)
+	for path := range doc.Paths {
+		var inTemplate []string
+		for _, m := range templateParam.FindAllStringSubmatch(path, -1) {
+			inTemplate = append(inTemplate, m[1])
+		}
+		slices.Sort(inTemplate)
+		for method, op := range doc.operations(t, path) {
+			where := method + " " + path
+			if op.OperationID == "" {
+				t.Errorf("%s: no operationId", where)
+			} else if other, dup := ids[op.OperationID]; dup {
+				t.Errorf("%s: operationId %s also used by %s", where, op.OperationID, other)
+			}
+			ids[op.OperationID] = where
+			if _, ok := op.Responses["200"]; !ok {
+				t.Errorf("%s: no 200 response", where)
+			}
+			var declared []string
+			for _, p := range doc.parameters(t, path, op) {
+				if p.In != "path" {
+					continue
+				}
+				declared = append(declared, p.Name)
+				if !p.Required {
+					t.Errorf("%s: path parameter %s is not required", where, p.Name)
+				}
+				if p.Example == nil {
+					t.Errorf("%s: path parameter %s has no example (TestOpenAPIOperationsAnswer requests it)", where, p.Name)
+				}
+			}
+			slices.Sort(declared)
+			if !slices.Equal(declared, inTemplate) {
+				t.Errorf("%s: path parameters %q, template has %q", where, declared, inTemplate)
+			}
+		}
+	}
+}
+
+// TestOpenAPIRefsResolve checks every $ref in openapi.yaml: local ones
+// point into the document, file ones name an existing file (and, with a
+// fragment, a node inside it). Every schema file must be referenced.
+func TestOpenAPIRefsResolve(t *testing.T) {
+	_, root := loadOpenAPI(t)
+	var refs []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == "$ref" {
+					refs = append(refs, n.Content[i+1].Value)
+				}
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	if len(refs) == 0 {
+		t.Fatal("no $ref in openapi.yaml")
+	}
+	used := make(map[string]bool)
+	for _, ref := range refs {
+		file, fragment, _ := strings.Cut(ref, "#")
+		if file == "" {
+			if yamlPointer(root, fragment) == nil {
+				t.Errorf("$ref %q does not resolve in %s", ref, openAPIFile)
+			}
+			continue
+		}
+		if !strings.HasPrefix(file, "./schemas/") {
+			t.Errorf("$ref %q: external references must be ./schemas/*.schema.json", ref)
+			continue
+		}
+		used[filepath.Base(file)] = true
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Errorf("$ref %q: %v", ref, err)
+			continue
+		}
+		if fragment != "" {
+			var n yaml.Node // JSON is YAML
+			if err := yaml.Unmarshal(b, &n); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			if yamlPointer(&n, fragment) == nil {
+				t.Errorf("$ref %q: no %s in %s", ref, fragment, file)
+			}
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
+	for _, f := range files {
+		if !used[filepath.Base(f)] {
+			t.Errorf("%s is not referenced from %s", f, openAPIFile)
+		}
+	}
+}
+
+// yamlPointer resolves a JSON pointer ("/a/b") in a YAML node tree.
+func yamlPointer(n *yaml.Node, pointer string) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if pointer == "" {
+		return n
+	}
+	if !strings.HasPrefix(pointer, "/") {
+		return nil
+	}
+	for _, tok := range strings.Split(pointer[1:], "/") {
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		var next *yaml.Node
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == tok {
+					next = n.Content[i+1]
+					break
+				}
+			}
+		case yaml.SequenceNode:
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n.Content) {
+				next = n.Content[i]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return n
+}
+
+// The document against the running server.
+
+// TestOpenAPIOperationsAnswer requests every documented operation, with
+// its parameters' examples, from a server holding the example tree and
+// from one still starting. Each answer's status must be documented for
+// that operation, with its content type, its headers, and a body valid
+// against the referenced schema. GETs must answer 200, and HEAD, 304, 206
+// and 416 are tried where documented; other operations are sent bare.
+// Every path is also asked with a method it does not document: 405.
+func TestOpenAPIOperationsAnswer(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	schemas := loadSchemas(t)
+	log := slog.New(slog.DiscardHandler)
+	opts := httpapi.Options{BaseURL: "https://skills.example.com", Build: httpapi.BuildInfo{Version: "v0.0.0-test", GoVersion: runtime.Version()}}
+
+	skills, agents := fixture.ExampleTree(t, "..")
+	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents}, log)
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	withAdmin := opts
+	withAdmin.AdminToken, withAdmin.Reloader = adminToken, reloader{cat}
+	ready := httpapi.NewServer(cat, withAdmin, log)
+	ready.SetReady(true)
+	starting := httpapi.NewServer(catalog.New(catalog.Source{SkillsDir: skills}, log), opts, log)
+
+	paths := make([]string, 0, len(doc.Paths))
+	for p := range doc.Paths {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		ops := doc.operations(t, path)
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			for method, op := range ops {
+				target := examplePath(t, path, doc.parameters(t, path, op))
+				c := responseChecker{t: t, doc: doc, schemas: schemas, op: op}
+				if method == http.MethodGet {
+					checkGet(t, c, ready, target)
+				} else {
+					// A bare request (no credentials, no body): whatever
+					// it answers must be documented.
+					c.check(ready, method, target)
+				}
+				// Before the first scan: whatever it answers must be documented.
+				c.check(starting, method, target)
+			}
+			checkMethodNotAllowed(t, doc, schemas, ready, path, ops)
+		})
+	}
+
+	// Admin reload, with and without the right token.
+	reload, ok := doc.operations(t, "/-/reload")[http.MethodPost]
+	if !ok {
+		t.Fatal("POST /-/reload is not documented")
+	}
+	c := responseChecker{t: t, doc: doc, schemas: schemas, op: reload}
+	for _, tt := range []struct {
+		auth string
+		want int
+	}{
+		{"Bearer " + adminToken, http.StatusOK},
+		{"Bearer wrong", http.StatusForbidden},
+		{"", http.StatusUnauthorized},
+	} {
+		if r := c.check(ready, http.MethodPost, "/-/reload", "Authorization", tt.auth); r.Code != tt.want {
+			t.Errorf("POST /-/reload with Authorization %q = %d, want %d", tt.auth, r.Code, tt.want)
+		}
+	}
+}
+
+const adminToken = "test-admin-token"
+
+// reloader lets the admin endpoint rescan the test catalogue.
+type reloader struct{ cat *catalog.Catalog }
+
+func (r reloader) ReloadNow(ctx context.Context) (*catalog.Snapshot, error) { return r.cat.Reload(ctx) }
+
+// checkGet requests a GET operation plainly, with HEAD, conditionally and
+// with ranges where the operation documents them.
+func checkGet(t *testing.T, c responseChecker, h http.Handler, target string) {
+	t.Helper()
+	r := c.check(h, http.MethodGet, target)
+	if r.Code != http.StatusOK {
+		t.Fatalf("GET %s = %d, want 200", target, r.Code)
+	}
+	head := c.check(h, http.MethodHead, target)
+	if head.Code != r.Code || head.Body.Len() != 0 || head.Header().Get("Content-Type") != r.Header().Get("Content-Type") {
+		t.Errorf("HEAD %s = %d with %d body bytes and type %q; GET gave %d, %q",
+			target, head.Code, head.Body.Len(), head.Header().Get("Content-Type"), r.Code, r.Header().Get("Content-Type"))
+	}
+	if etag := r.Header().Get("ETag"); etag != "" && c.documents(http.StatusNotModified) {
+		if r := c.check(h, http.MethodGet, target, "If-None-Match", etag); r.Code != http.StatusNotModified {
+			t.Errorf("GET %s with If-None-Match: %d, want 304", target, r.Code)
+		}
+	}
+	if c.documents(http.StatusPartialContent) {
+		if r := c.check(h, http.MethodGet, target, "Range", "bytes=0-0"); r.Code != http.StatusPartialContent {
+			t.Errorf("GET %s with Range bytes=0-0: %d, want 206", target, r.Code)
+		}
+	}
+	if c.documents(http.StatusRequestedRangeNotSatisfiable) {
+		if r := c.check(h, http.MethodGet, target, "Range", "bytes=999999999-"); r.Code != http.StatusRequestedRangeNotSatisfiable {
+			t.Errorf("GET %s with a Range past the end: %d, want 416", target, r.Code)
+		}
+	}
+}
+
+// checkMethodNotAllowed asks a path with a method it does not document:
+// 405, with an Allow header listing exactly the documented methods.
+func checkMethodNotAllowed(t *testing.T, doc *openAPIDoc, schemas schemaSet, h http.Handler, path string, ops map[string]operation) {
+	t.Helper()
+	var allowed []string
+	for m := range ops {
+		allowed = append(allowed, m)
+		if m == http.MethodGet {
+			allowed = append(allowed, http.MethodHead)
+		}
+	}
+	slices.Sort(allowed)
+	var probe string
+	for _, m := range []string{http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodGet} {
+		if !slices.Contains(allowed, m) {
+			probe = m
+			break
+		}
+	}
+	var anyOp operation
+	for _, op := range ops {
+		anyOp = op
+		break
+	}
+	target := examplePath(t, path, doc.parameters(t, path, anyOp))
+	c := responseChecker{t: t, doc: doc, schemas: schemas, op: anyOp}
+	r := c.checkWith(h, probe, target, doc.Components.Responses["MethodNotAllowed"])
+	var allow []string
+	for _, m := range strings.Split(r.Header().Get("Allow"), ",") {
+		allow = append(allow, strings.TrimSpace(m))
+	}
+	slices.Sort(allow)
+	if r.Code != http.StatusMethodNotAllowed || !slices.Equal(allow, allowed) {
+		t.Errorf("%s %s = %d, Allow %q; want 405 allowing %q", probe, target, r.Code, allow, allowed)
+	}
+}
+
+// examplePath fills a path template with its parameters' examples.
+func examplePath(t *testing.T, path string, params []parameter) string {
+	t.Helper()
+	values := make(map[string]string)
+	for _, p := range params {
+		if p.In == "path" {
+			values[p.Name] = fmt.Sprint(p.Example)
+		}
+	}
+	return templateParam.ReplaceAllStringFunc(path, func(m string) string {
+		v, ok := values[m[1:len(m)-1]]
+		if !ok || v == "<nil>" {
+			t.Fatalf("%s: no example for %s", path, m)
+		}
+		segs := strings.Split(v, "/")
+		for i, s := range segs {
+			segs[i] = url.PathEscape(s)
+		}
+		return strings.Join(segs, "/")
+	})
+}
+
+type responseChecker struct {
+	t       *testing.T
+	doc     *openAPIDoc
+	schemas schemaSet
+	op      operation
+}
+
+func (c responseChecker) documents(status int) bool {
+	_, ok := c.op.Responses[strconv.Itoa(status)]
+	return ok
+}
+
+// check sends a request and checks the answer against the operation's
+// documented response for its status.
+func (c responseChecker) check(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
+	c.t.Helper()
+	r := serve(h, method, target, header...)
+	want, ok := c.doc.response(c.op, r.Code)
+	if !ok {
+		c.t.Errorf("%s %s answered %d, which the operation does not document (or its $ref does not resolve)", method, target, r.Code)
+		return r
+	}
+	c.compare(method, target, r, want)
+	return r
+}
+
+func (c responseChecker) checkWith(h http.Handler, method, target string, want response, header ...string) *httptest.ResponseRecorder {
+	c.t.Helper()
+	r := serve(h, method, target, header...)
+	c.compare(method, target, r, want)
+	return r
+}
+
+func serve(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, target, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// compare checks r against a documented response: headers present,
+// content type listed, and a JSON body valid against its schema file.
+func (c responseChecker) compare(method, target string, r *httptest.ResponseRecorder, want response) {
+	c.t.Helper()
+	where := fmt.Sprintf("%s %s (%d)", method, target, r.Code)
+	for name := range want.Headers {
+		if r.Header().Get(name) == "" {
+			c.t.Errorf("%s: documented header %s is missing", where, name)
+		}
+	}
+	if len(want.Content) == 0 {
+		if r.Body.Len() != 0 {
+			c.t.Errorf("%s: documented without content, got %d bytes", where, r.Body.Len())
+		}
+		return
+	}
+	mediaType, _, err := mime.ParseMediaType(r.Header().Get("Content-Type"))
+	if err != nil {
+		c.t.Errorf("%s: Content-Type %q: %v", where, r.Header().Get("Content-Type"), err)
+		return
+	}
+	content, ok := want.Content[mediaType]
+	if !ok {
+		content, ok = want.Content["*/*"]
+	}
+	if !ok {
+		c.t.Errorf("%s: Content-Type %s is not documented", where, mediaType)
+		return
+	}
+	if method == http.MethodHead || mediaType != "application/json" || r.Code == http.StatusPartialContent {
+		return
+	}
+	file, ok := strings.CutPrefix(content.Schema.Ref, "./schemas/")
+	kind, isSchema := strings.CutSuffix(file, ".schema.json")
+	sch, found := c.schemas[kind]
+	if !ok || !isSchema || !found {
+		c.t.Errorf("%s: JSON response schema %q is not a ./schemas/*.schema.json file", where, content.Schema.Ref)
+		return
+	}
+	body, err := decodeJSON(r.Body.Bytes())
+	if err != nil {
+		c.t.Errorf("%s: body is not JSON: %v", where, err)
+		return
+	}
+	if err := sch.Validate(body); err != nil {
+		c.t.Errorf("%s: body does not match %s:\n%v\n%s", where, file, err, r.Body.Bytes())
+	}
+}

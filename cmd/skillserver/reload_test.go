@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/syncwalk"
+)
+
+const adminToken = "test-admin-token"
+
+func (ts *testServer) reload(t *testing.T) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/-/reload", nil)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reload: status %d", resp.StatusCode)
+	}
+}
+
+func mustWrite(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func skillDoc(name, extra string) string {
+	return "---\nname: " + name + "\ndescription: Skill " + name + " for the reload test.\n" + extra + "---\n\nBody of " + name + ".\n"
+}
+
+func agentDoc(name, extra string) string {
+	return "---\nname: " + name + "\ndescription: Agent " + name + ".\n" + extra + "---\n\nYou are " + name + ".\n"
+}
+
+// TestSyncWhileTheTreeChanges runs clients that sync the way netclaw and
+// the skills CLI do, from fresh state every pass, while the tree changes
+// and reloads fire (the file watch, and POST /-/reload). Every fetch must
+// succeed and every digest verify; afterwards the feeds must match the
+// tree exactly.
+func TestSyncWhileTheTreeChanges(t *testing.T) {
+	skills := fixture.CopyTree(t, "../../testdata/skills")
+	agents := fixture.CopyTree(t, "../../testdata/agents")
+	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken},
+		"--skills", skills, "--agents", agents, "--watch-debounce", "5ms")
+
+	var stop atomic.Bool
+	var passes, skipped atomic.Int64
+	var mu sync.Mutex
+	var failures []string
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				c := syncwalk.New(ts.URL)
+				c.Strict = false
+				rfc, err := c.SyncSkills(t.Context())
+				if err == nil {
+					err = c.SyncAgents(t.Context())
+				}
+				if err == nil {
+					err = c.WalkManifest(t.Context(), rfc)
+				}
+				skipped.Add(int64(c.Skipped))
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, err.Error())
+					mu.Unlock()
+				}
+				passes.Add(1)
+			}
+		}()
+	}
+
+	mutations := []func(i int){
+		func(i int) { // add a skill with a resource, and an agent
+			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "SKILL.md"), skillDoc(fmt.Sprintf("added-%d", i), ""))
+			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "notes", "n.md"), fmt.Sprintf("note %d\n", i))
+			mustWrite(t, filepath.Join(agents, fmt.Sprintf("agent-%d.md", i)), agentDoc(fmt.Sprintf("agent-%d", i), ""))
+		},
+		func(i int) { // edit a declared version in place
+			mustWrite(t, filepath.Join(skills, "code-review", "references", "checklist.md"), fmt.Sprintf("# Checklist, edit %d\n", i))
+		},
+		func(i int) { // edit an undeclared version (it becomes a new version)
+			mustWrite(t, filepath.Join(skills, "windows-notes", "SKILL.md"), "---\r\nname: windows-notes\r\ndescription: Windows notes.\r\n---\r\n\r\nEdit "+fmt.Sprint(i)+"\r\n")
+			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), agentDoc("changelog-reviewer", "")+fmt.Sprintf("Edit %d.\n", i))
+		},
+		func(i int) { // new versions
+			mustWrite(t, filepath.Join(skills, "k8s-deploy", fmt.Sprintf("1.3.%d", i), "SKILL.md"), skillDoc("k8s-deploy", ""))
+			mustWrite(t, filepath.Join(agents, "technical-support-diagnostician", fmt.Sprintf("1.1.%d.md", i)), agentDoc("technical-support-diagnostician", ""))
+		},
+		func(i int) { // a broken half-save over a valid skill and agent, then the fix
+			good := skillDoc("release-notes", fmt.Sprintf("metadata:\n  version: 0.3.%d\n", i+2))
+			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good[:len(good)/3])
+			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), "---\nname: changelog-rev")
+			ts.reload(t)
+			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good)
+			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), agentDoc("changelog-reviewer", ""))
+		},
+		func(i int) { // remove what an earlier round added
+			if i < 6 {
+				return
+			}
+			os.RemoveAll(filepath.Join(skills, fmt.Sprintf("added-%d", i-6)))
+			os.Remove(filepath.Join(agents, fmt.Sprintf("agent-%d.md", i-6)))
+		},
+	}
+	const rounds = 48
+	for i := range rounds {
+		mutations[i%len(mutations)](i)
+		if i%2 == 0 {
+			ts.reload(t) // otherwise the file watch picks it up
+		}
+	}
+	ts.reload(t)
+	stop.Store(true)
+	wg.Wait()
+
+	if len(failures) > 0 {
+		t.Errorf("%d of %d passes failed; first: %s", len(failures), passes.Load(), failures[0])
+	}
+	t.Logf("%d passes by 3 clients over %d rounds of changes; %d items skipped by a reload between page and identity", passes.Load(), rounds, skipped.Load())
+
+	// The end state: a strict walk agrees with the tree.
+	c := syncwalk.New(ts.URL)
+	rfc, err := c.SyncSkills(t.Context())
+	if err == nil {
+		err = c.SyncAgents(t.Context())
+	}
+	if err == nil {
+		err = c.WalkManifest(t.Context(), rfc)
+	}
+	if err != nil {
+		t.Fatalf("final strict pass: %v", err)
+	}
+	var want []string
+	entries, _ := os.ReadDir(skills)
+	for _, e := range entries {
+		if e.IsDir() {
+			want = append(want, e.Name())
+		}
+	}
+	var got []string
+	for _, e := range rfc {
+		got = append(got, e.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("final skills %v, want the tree's %v", got, want)
+	}
+	lastAdded := (rounds - 1) - (rounds-1-3)%len(mutations) // the last round that ran mutations[3]
+	if v := c.Skills["k8s-deploy"].Version; v != fmt.Sprintf("1.3.%d", lastAdded) {
+		t.Errorf("k8s-deploy latest = %s, want the newest added version", v)
+	}
+	disk, _ := os.ReadFile(filepath.Join(skills, "release-notes", "SKILL.md"))
+	if !bytes.Equal(c.Skills["release-notes"].Files["SKILL.md"], disk) {
+		t.Error("release-notes does not serve the fixed file")
+	}
+	wantAgents := 0
+	agentEntries, _ := os.ReadDir(agents)
+	for _, e := range agentEntries {
+		if e.IsDir() || strings.HasSuffix(e.Name(), ".md") {
+			wantAgents++
+		}
+	}
+	if len(c.Agents) != wantAgents {
+		t.Errorf("final agents %d, want %d", len(c.Agents), wantAgents)
+	}
+}
