@@ -9,6 +9,7 @@ package catalog
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,6 +137,11 @@ func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 			for _, p := range e.problems {
 				c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
 			}
+		}
+	}
+	for _, p := range snap.crossProblems {
+		if prev == nil || !slices.Contains(prev.crossProblems, p) {
+			c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
 		}
 	}
 	c.log.Info("reload",

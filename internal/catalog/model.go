@@ -45,6 +45,7 @@ type SkillVersion struct {
 	Subagent    string
 	PublishedAt time.Time // UTC, whole seconds
 	Source      string    // folder the version was read from, for reports
+	Generation  uint64    // snapshot generation that read it from disk
 	resByPath   map[string]*Resource
 }
 
@@ -95,6 +96,7 @@ type AgentVersion struct {
 	Metadata    map[string]string
 	PublishedAt time.Time
 	Source      string
+	Generation  uint64 // snapshot generation that read it from disk
 }
 
 func newAgent(name string, versions []*AgentVersion) *Agent {

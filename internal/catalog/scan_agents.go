@@ -46,8 +46,8 @@ func (s *agentScanner) scan(ctx context.Context) error {
 	claims := map[string][]string{}
 	var keys []string
 	for _, e := range dir {
-		if isHidden(e.Name()) {
-			continue
+		if isHidden(e.Name()) || strings.EqualFold(e.Name(), "README.md") {
+			continue // notes beside the agents are not agents
 		}
 		key := agentKey(e.Name())
 		if _, seen := claims[key]; !seen {
@@ -97,6 +97,9 @@ func (s *agentScanner) scanClaims(name string, entries []string) *Agent {
 			continue
 		case !info.IsDir() && !(info.Mode().IsRegular() && strings.HasSuffix(e, agentExt)):
 			continue // README files and other notes beside the agents
+		case info.IsDir() && e != name:
+			s.problem(skill.Errorf(s.t.report(e), skill.RuleLayout, "a versioned sub-agent folder is named after the agent, without .md (agents/%s/1.0.0.md)", name))
+			continue
 		case !skill.ValidName(name):
 			s.problem(skill.Errorf(s.t.report(e), skill.RuleName, "%q is not a valid sub-agent name (1-%d lowercase letters, digits and single hyphens); rename it", name, skill.MaxNameLen))
 			continue
@@ -116,7 +119,7 @@ func (s *agentScanner) scanClaims(name string, entries []string) *Agent {
 	}
 	var versions []*AgentVersion
 	if valid[0].dir {
-		versions = s.scanVersioned(name)
+		versions = s.scanVersioned(name, valid[0].entry)
 	} else if v := s.scanFile(name, valid[0].entry, ""); v != nil {
 		versions = []*AgentVersion{v}
 	}
@@ -153,7 +156,7 @@ func (s *agentScanner) keepLastGood(key string) {
 		}
 		s.carryBlob(v.Digest)
 		versions = append(versions, v)
-		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, pe.gen))
+		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, v.Generation))
 		carried = true
 	}
 	if carried {
@@ -173,10 +176,11 @@ func (s *agentScanner) agents() []*Agent {
 	return out
 }
 
-func (s *agentScanner) scanVersioned(name string) []*AgentVersion {
-	entries, err := fs.ReadDir(s.t.fsys, name)
+// scanVersioned reads the folder dir (agents/<name>/) of versions.
+func (s *agentScanner) scanVersioned(name, dir string) []*AgentVersion {
+	entries, err := fs.ReadDir(s.t.fsys, dir)
 	if err != nil {
-		s.problem(skill.Errorf(s.t.report(name), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+		s.problem(skill.Errorf(s.t.report(dir), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
 		return nil
 	}
 	var versions []*AgentVersion
@@ -187,7 +191,7 @@ func (s *agentScanner) scanVersioned(name string) []*AgentVersion {
 		}
 		found = true
 		ver := strings.TrimSuffix(e.Name(), agentExt)
-		rel := path.Join(name, e.Name())
+		rel := path.Join(dir, e.Name())
 		if !skill.ValidVersion(ver) {
 			s.problem(skill.Errorf(s.t.report(rel), skill.RuleVersion, "version file %q must be named <version>.md with 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0.md)", e.Name(), skill.MaxVersionLen))
 			continue
@@ -197,7 +201,7 @@ func (s *agentScanner) scanVersioned(name string) []*AgentVersion {
 		}
 	}
 	if !found {
-		s.problem(skill.Errorf(s.t.report(name), skill.RuleLayout, "no agent files: a versioned sub-agent folder holds <version>.md files such as %s/1.0.0.md", name))
+		s.problem(skill.Errorf(s.t.report(dir), skill.RuleLayout, "no agent files: a versioned sub-agent folder holds <version>.md files such as %s/1.0.0.md", name))
 	}
 	return versions
 }
@@ -238,6 +242,7 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 		Metadata:    a.Metadata,
 		Digest:      digest,
 		Source:      report,
+		Generation:  s.generation,
 		PublishedAt: info.ModTime().UTC().Truncate(time.Second),
 	}
 	switch {

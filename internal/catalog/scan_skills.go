@@ -193,7 +193,7 @@ func (s *skillScanner) keepLastGood(name string) {
 		}
 		s.carrySkillVersion(v)
 		versions = append(versions, v)
-		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, pe.gen))
+		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, v.Generation))
 		carried = true
 	}
 	if carried {
@@ -308,6 +308,7 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 		Description: sk.Description,
 		Metadata:    sk.Metadata,
 		Source:      s.t.report(dir),
+		Generation:  s.generation,
 		SkillMD:     digests[skillFile],
 		Type:        TypeSkillMD,
 	}
@@ -378,14 +379,26 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 // paths and text files.
 func (s *skillScanner) checkResources(dir string, files []file, data map[string][]byte) []skill.Problem {
 	var ps []skill.Problem
-	seen := make(map[string]string, len(files))
+	// Every file path and every folder above one, folded: a file "notes"
+	// and a folder "Notes/" collide on a case-insensitive filesystem too.
+	seen := make(map[string]string, 2*len(files))
 	for _, f := range files {
 		report := s.t.report(f.full)
 		folded := strings.ToLower(f.rel)
-		if other, dup := seen[folded]; dup {
+		if other, dup := seen[folded]; dup && other != f.rel {
 			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "path differs from %q only in letter case; clients on case-insensitive filesystems cannot hold both; rename one", other))
+		} else if dup {
+			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "a file and a folder share the path %q; rename one", f.rel))
 		}
 		seen[folded] = f.rel
+		for dir := path.Dir(f.rel); dir != "."; dir = path.Dir(dir) {
+			fd := strings.ToLower(dir)
+			if other, dup := seen[fd]; dup && other != dir {
+				ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "folder %q differs from %q only in letter case; clients on case-insensitive filesystems cannot hold both; rename one", dir, other))
+				break
+			}
+			seen[fd] = dir
+		}
 		if reservedPaths[f.rel] {
 			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "%q is reserved for the version's archive; move the file into a subfolder", f.rel))
 		}

@@ -412,3 +412,32 @@ func TestPagination(t *testing.T) {
 		}
 	}
 }
+
+func TestLayoutEdgeCases(t *testing.T) {
+	skills, agents := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(agents, "README.md"), "# Our agents\n", 0o644)
+	writeFile(t, filepath.Join(agents, "odd.md", "1.0.0.md"), "---\nname: odd\ndescription: d\n---\nBody\n", 0o644)
+	writeFile(t, filepath.Join(skills, "order", "SKILL.md"), skillMD("order"), 0o644)
+	writeFile(t, filepath.Join(skills, "order", "a", "x.md"), "x", 0o644)
+	writeFile(t, filepath.Join(skills, "order", "a-b.md"), "y", 0o644)
+	writeFile(t, filepath.Join(skills, "clash", "SKILL.md"), skillMD("clash"), 0o644)
+	writeFile(t, filepath.Join(skills, "clash", "notes"), "file", 0o644)
+	writeFile(t, filepath.Join(skills, "clash", "Notes", "x.md"), "in a folder", 0o644)
+	snap := scanTree(t, Source{SkillsDir: skills, AgentsDir: agents})
+
+	for _, p := range snap.Problems {
+		if strings.Contains(p.Path, "README") {
+			t.Errorf("README.md beside the agents reported: %v", p)
+		}
+	}
+	if len(problemsUnder(snap, agents+"/odd.md", skill.RuleLayout)) == 0 {
+		t.Errorf("folder odd.md/ not reported as a layout problem: %v", snap.Problems)
+	}
+	order, _ := snap.Skill("order")
+	if got := order.Latest.Resources[0].Path; got != "a-b.md" {
+		t.Errorf("first resource %q, want byte order (a-b.md before a/x.md)", got)
+	}
+	if _, ok := snap.Skill("clash"); ok || len(problemsUnder(snap, skills+"/clash", skill.RuleResourcePath)) == 0 {
+		t.Errorf("file notes and folder Notes/ not reported: %v", snap.Problems)
+	}
+}

@@ -43,14 +43,17 @@ type Snapshot struct {
 	Rescanned                      int
 	FileCacheHits, FileCacheMisses int
 
-	skillEntries map[string]*skillEntry
-	agentEntries map[string]*agentEntry
-	skillByName  map[string]*Skill
-	agentByName  map[string]*Agent
-	pageSize     int
-	skillTree    collection
-	agentTree    collection
-	docs         *docCache
+	// crossProblems are about how items relate (a skill routing to an
+	// agent that is not published); they belong to no single entry.
+	crossProblems []skill.Problem
+	skillEntries  map[string]*skillEntry
+	agentEntries  map[string]*agentEntry
+	skillByName   map[string]*Skill
+	agentByName   map[string]*Agent
+	pageSize      int
+	skillTree     collection
+	agentTree     collection
+	docs          *docCache
 }
 
 // Skill returns the named skill.
@@ -193,6 +196,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		snap.Problems = append(snap.Problems, e.problems...)
 	}
 	snap.checkSubagentRoutes()
+	snap.Problems = append(snap.Problems, snap.crossProblems...)
 	slices.SortStableFunc(snap.Problems, func(a, b skill.Problem) int {
 		if c := strings.Compare(a.Path, b.Path); c != 0 {
 			return c
@@ -233,7 +237,7 @@ func (s *Snapshot) checkSubagentRoutes() {
 				continue
 			}
 			if _, ok := s.agentByName[v.Subagent]; !ok {
-				s.Problems = append(s.Problems, skill.Warnf(v.Source+"/SKILL.md", skill.RuleMetadata,
+				s.crossProblems = append(s.crossProblems, skill.Warnf(v.Source+"/SKILL.md", skill.RuleMetadata,
 					"metadata.subagent names %q, which is not a published sub-agent; routesToSubagent is omitted", v.Subagent))
 			}
 		}

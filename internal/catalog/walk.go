@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -127,6 +128,9 @@ func (t *treeRoot) listFiles(dir string, lim Limits) ([]file, []skill.Problem) {
 		return nil, []skill.Problem{skill.Errorf(t.report(dir), skill.RuleRead, "cannot stat: %s", describeErr(err))}
 	}
 	walk(".", []fs.FileInfo{rootInfo})
+	// Walk order puts "a/x.md" before "a-b.md"; published lists and the
+	// archive use byte order of the whole path.
+	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
 	if lim.MaxFiles > 0 && len(files) > lim.MaxFiles {
 		ps = append(ps, skill.Errorf(t.report(dir), skill.RuleLimit, "version holds %d files; the limit is %d (max_files)", len(files), lim.MaxFiles))
 	}

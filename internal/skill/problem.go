@@ -42,7 +42,7 @@ const (
 
 // Problem is one finding about one file or folder.
 type Problem struct {
-	Path     string   `json:"path"` // slash path relative to the scanned root's parent
+	Path     string   `json:"path"` // the root as configured, then the slash path below it
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
 	Message  string   `json:"message"`
