@@ -22,6 +22,7 @@ import (
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/httpapi"
+	"github.com/skillserver/skillserver/internal/metrics"
 )
 
 const openAPIFile = "openapi.yaml"
@@ -236,7 +237,7 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	if !strings.Contains(doc.Info.Description, "HEAD") {
 		t.Fatal("info.description must state that every GET answers HEAD: documentedRoutes relies on it")
 	}
-	s := httpapi.NewServer(nil, httpapi.Options{}, slog.New(slog.DiscardHandler))
+	s := httpapi.NewServer(nil, httpapi.Options{Metrics: metrics.New(metrics.Build{}).Handler()}, slog.New(slog.DiscardHandler))
 	served := servedRoutes(s.Routes())
 	if len(served) == 0 {
 		t.Fatal("the server lists no routes")
@@ -440,7 +441,8 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 	doc, _ := loadOpenAPI(t)
 	schemas := loadSchemas(t)
 	log := slog.New(slog.DiscardHandler)
-	opts := httpapi.Options{BaseURL: "https://skills.example.com", Build: httpapi.BuildInfo{Version: "v0.0.0-test", GoVersion: runtime.Version()}}
+	opts := httpapi.Options{BaseURL: "https://skills.example.com", Build: httpapi.BuildInfo{Version: "v0.0.0-test", GoVersion: runtime.Version()},
+		Metrics: metrics.New(metrics.Build{Version: "v0.0.0-test"}).Handler()}
 
 	skills, agents := fixture.ExampleTree(t, "..")
 	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents}, log)

@@ -21,6 +21,7 @@ import (
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/httpapi"
+	"github.com/skillserver/skillserver/internal/metrics"
 	"github.com/skillserver/skillserver/internal/reload"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -163,16 +164,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if retention == 0 {
 		retention = -1 // configured off
 	}
-	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes})
+	m := metrics.New(metrics.Build{Version: version, Commit: commit, GoVersion: runtime.Version()})
+	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes, OnReload: m.ObserveReload})
 	reloader := reload.New(cat, log)
-	api := httpapi.NewServer(cat, httpapi.Options{
+	apiOpts := httpapi.Options{
 		BaseURL:         cfg.BaseURL,
 		TrustProxy:      cfg.TrustProxy,
 		CORSAllowOrigin: cfg.CORSAllowOrigin,
 		Build:           buildInfo(),
 		AdminToken:      cfg.AdminToken,
 		Reloader:        reloader,
-	}, log)
+		Observer:        m,
+	}
+	if cfg.MetricsListen == "" {
+		apiOpts.Metrics = m.Handler()
+	}
+	api := httpapi.NewServer(cat, apiOpts, log)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -186,9 +193,22 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", version)
+	if cfg.MetricsListen != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			shutdown(httpServer, cfg.ShutdownTimeout, log)
+			return fmt.Errorf("listen for metrics: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		metricsServer := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+		go func() { serveErr <- metricsServer.Serve(mln) }()
+		defer metricsServer.Close()
+		log.Info("metrics listening", "addr", mln.Addr().String())
+	}
 
 	// Watch before the first scan, so no change between the scan and the
 	// watch is missed.

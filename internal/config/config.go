@@ -40,6 +40,7 @@ type Config struct {
 	MaxTotalBytes   int64         `mapstructure:"max_total_bytes"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	PageSize        int           `mapstructure:"page_size"`
+	MetricsListen   string        `mapstructure:"metrics_listen"`
 	Watch           bool          `mapstructure:"watch"`
 	WatchDebounce   time.Duration `mapstructure:"watch_debounce"`
 	RescanInterval  time.Duration `mapstructure:"rescan_interval"`
@@ -77,6 +78,7 @@ var Keys = []Key{
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
 	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named `all` while everything fits"},
+	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
 	{Name: "watch", Flag: "watch", Default: true, Help: "reload when files under the roots change (recursive inotify watch, debounced)"},
 	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
 	{Name: "rescan_interval", Flag: "rescan-interval", Default: time.Duration(0), Help: "also rescan everything this often, for filesystems without inotify (NFS, some volume mounts); 0 disables"},

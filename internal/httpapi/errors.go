@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -52,8 +53,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	b, _ := json.MarshalIndent(errorBody{Error: code, Message: msg}, "", "  ")
-	b = append(b, '\n')
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(errorBody{Error: code, Message: msg})
+	b := buf.Bytes()
 	h := w.Header()
 	for _, k := range []string{"ETag", "Last-Modified", "Content-Encoding", "Cache-Control"} {
 		h.Del(k)

@@ -1,9 +1,12 @@
 package httpapi
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -37,10 +40,26 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // quietRoutes are probed often; their requests are logged at debug level.
 var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/health": true, "/metrics": true}
 
-// logRequests writes one line per request, labelled by route pattern.
-func (s *Server) logRequests(next http.Handler) http.Handler {
+// requestIDRE is what an incoming X-Request-Id may hold to be reused.
+var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// observe gives each request an ID (X-Request-Id, reused when the client
+// or a proxy sent a sane one), then writes one log line and the metrics
+// for it, labelled by route pattern, never by raw path.
+func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !requestIDRE.MatchString(id) {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		route := chi.RouteContext(r.Context()).RoutePattern()
@@ -50,13 +69,17 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
+		d := time.Since(start)
+		if s.opts.Observer != nil {
+			s.opts.Observer.ObserveRequest(route, r.Method, sw.status, d)
+		}
 		level := slog.LevelInfo
 		if quietRoutes[route] {
 			level = slog.LevelDebug
 		}
 		s.log.Log(r.Context(), level, "request",
-			"method", r.Method, "route", route, "path", r.URL.Path,
-			"status", sw.status, "bytes", sw.bytes, "duration", time.Since(start))
+			"request_id", id, "method", r.Method, "route", route, "path", r.URL.Path,
+			"status", sw.status, "bytes", sw.bytes, "duration", d)
 	})
 }
 
@@ -67,6 +90,9 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
+				}
+				if s.opts.Observer != nil {
+					s.opts.Observer.ObservePanic()
 				}
 				s.fail(w, r, fmt.Errorf("panic: %v", v))
 			}

@@ -17,6 +17,9 @@ func (s *Server) routes(r chi.Router) {
 	get(r, "/health", s.handleHealth)
 	get(r, "/api/v1/info", s.handleInfo)
 	r.Post("/-/reload", s.handleReload)
+	if s.opts.Metrics != nil {
+		get(r, "/metrics", s.opts.Metrics.ServeHTTP)
+	}
 
 	// Agent Skills Discovery RFC feed (wire.md §1).
 	get(r, "/.well-known/agent-skills/index.json", s.handleDocument(fixedDoc(catalog.DocRFCIndex)))

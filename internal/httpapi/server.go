@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -60,6 +61,16 @@ type Options struct {
 	// AdminToken enables POST /-/reload for requests bearing it.
 	AdminToken string
 	Reloader   Reloader
+	// Observer, if set, is told about every request and recovered panic.
+	Observer Observer
+	// Metrics, if set, is served at /metrics.
+	Metrics http.Handler
+}
+
+// Observer records request metrics (metrics.Metrics).
+type Observer interface {
+	ObserveRequest(route, method string, code int, d time.Duration)
+	ObservePanic()
 }
 
 // Server is the HTTP face of the catalogue.
@@ -77,7 +88,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(s.logRequests, s.recoverPanics, discardHeadBodies, s.cors)
+	r.Use(s.observe, s.recoverPanics, discardHeadBodies, s.cors)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})

@@ -1,0 +1,189 @@
+// Package metrics owns every Prometheus metric skillserver exports, in a
+// private registry (never the global default one). Other packages report
+// through its methods and never name a metric themselves.
+//
+// It may import internal/catalog for the reload result type; it must not
+// import internal/httpapi.
+package metrics
+
+import (
+	"net/http"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+const namespace = "skillserver"
+
+// Metrics is the server's registry and its metrics.
+type Metrics struct {
+	reg *prometheus.Registry
+
+	httpRequests  *prometheus.CounterVec
+	httpDuration  *prometheus.HistogramVec
+	httpPanics    prometheus.Counter
+	reloads       *prometheus.CounterVec
+	reloadSeconds prometheus.Histogram
+	generation    prometheus.Gauge
+	skills        prometheus.Gauge
+	agents        prometheus.Gauge
+	versions      *prometheus.GaugeVec
+	bytes         prometheus.Gauge
+	problems      *prometheus.GaugeVec
+	retainedBytes prometheus.Gauge
+	retainedItems prometheus.Gauge
+	retainEvicted prometheus.Gauge
+}
+
+// Build labels skillserver_build_info.
+type Build struct {
+	Version, Commit, GoVersion string
+}
+
+// New registers every metric, plus the Go and process collectors, in a
+// new registry.
+func New(b Build) *Metrics {
+	reg := prometheus.NewRegistry()
+	f := func(c prometheus.Collector) { reg.MustRegister(c) }
+	m := &Metrics{
+		reg: reg,
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method and status code.",
+		}, []string{"route", "method", "code"}),
+		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "http_request_duration_seconds",
+			Help:    "Time to answer HTTP requests, by route pattern and method.",
+			Buckets: []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+		}, []string{"route", "method"}),
+		httpPanics: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_panics_total",
+			Help: "Handler panics recovered into a 500 response.",
+		}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "reload_total",
+			Help: "Reload attempts, by result (success or failure). A failure keeps the previous snapshot.",
+		}, []string{"result"}),
+		reloadSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "reload_duration_seconds",
+			Help:    "Time to scan the tree and publish a snapshot.",
+			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+		}),
+		generation: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "snapshot_generation",
+			Help: "Generation of the published snapshot; it increases with every successful reload.",
+		}),
+		skills: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "snapshot_skills", Help: "Skills in the published snapshot.",
+		}),
+		agents: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "snapshot_agents", Help: "Sub-agents in the published snapshot.",
+		}),
+		versions: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "snapshot_versions",
+			Help: "Versions in the published snapshot, by kind (skill or subagent).",
+		}, []string{"kind"}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "snapshot_bytes",
+			Help: "Bytes of the distinct blobs the published snapshot serves.",
+		}),
+		problems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "scan_problems",
+			Help: "Problems the last successful scan reported, by severity (error or warning). Errors keep items out, or keep them at their last good version.",
+		}, []string{"severity"}),
+		retainedBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "retained_bytes",
+			Help: "Bytes held only so pinned URLs of replaced artifacts keep working for the retention window.",
+		}),
+		retainedItems: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "retained_artifacts",
+			Help: "Replaced artifacts whose pinned URLs still answer.",
+		}),
+		retainEvicted: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "retained_evicted",
+			Help: "Replaced artifacts dropped before their retention window ended, to stay under retention_max_bytes, since start.",
+		}),
+	}
+	f(m.httpRequests)
+	f(m.httpDuration)
+	f(m.httpPanics)
+	f(m.reloads)
+	f(m.reloadSeconds)
+	f(m.generation)
+	f(m.skills)
+	f(m.agents)
+	f(m.versions)
+	f(m.bytes)
+	f(m.problems)
+	f(m.retainedBytes)
+	f(m.retainedItems)
+	f(m.retainEvicted)
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "Always 1; the labels say which build is running.",
+	}, []string{"version", "commit", "goversion"})
+	goVersion := b.GoVersion
+	if goVersion == "" {
+		goVersion = runtime.Version()
+	}
+	info.WithLabelValues(b.Version, b.Commit, goVersion).Set(1)
+	f(info)
+	f(collectors.NewGoCollector())
+	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, r := range []string{"success", "failure"} {
+		m.reloads.WithLabelValues(r) // export zeros, so alerts see the series from the start
+	}
+	for _, s := range []string{string(skill.SeverityError), string(skill.SeverityWarning)} {
+		m.problems.WithLabelValues(s)
+	}
+	return m
+}
+
+// Handler serves the exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, EnableOpenMetrics: true})
+}
+
+// Registry is the private registry, for tests.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// ObserveRequest records one answered request. route must be a route
+// pattern, never a raw path.
+func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
+	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// ObservePanic records a recovered handler panic.
+func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
+
+// ObserveReload records a reload attempt and, on success, the published
+// snapshot.
+func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
+	m.reloadSeconds.Observe(res.Duration.Seconds())
+	m.retainedBytes.Set(float64(res.Retention.Bytes))
+	m.retainedItems.Set(float64(res.Retention.Artifacts))
+	m.retainEvicted.Set(float64(res.Retention.Evicted))
+	if res.Err != nil || res.Snapshot == nil {
+		m.reloads.WithLabelValues("failure").Inc()
+		return
+	}
+	m.reloads.WithLabelValues("success").Inc()
+	s := res.Snapshot
+	m.generation.Set(float64(s.Generation))
+	m.skills.Set(float64(len(s.Skills)))
+	m.agents.Set(float64(len(s.Agents)))
+	m.versions.WithLabelValues("skill").Set(float64(s.VersionCount()))
+	m.versions.WithLabelValues("subagent").Set(float64(s.AgentVersionCount()))
+	m.bytes.Set(float64(s.Store.Bytes()))
+	errs := s.ErrorCount()
+	m.problems.WithLabelValues(string(skill.SeverityError)).Set(float64(errs))
+	m.problems.WithLabelValues(string(skill.SeverityWarning)).Set(float64(len(s.Problems) - errs))
+}
