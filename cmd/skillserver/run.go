@@ -97,7 +97,9 @@ func loadConfig(name string, args []string, getenv func(string) string, stderr i
 // default directory means none of that kind, a missing configured one is an
 // error.
 func source(cfg *config.Config) (catalog.Source, error) {
-	src := catalog.Source{PageSize: cfg.PageSize, Limits: catalog.Limits{
+	src := catalog.Source{PageSize: cfg.PageSize, Server: catalog.ServerInfo{
+		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: version,
+	}, Limits: catalog.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,
 	}}
 	resolve := func(key, dir string, explicit bool) (string, error) {

@@ -20,16 +20,24 @@ type DocKind int
 
 // Document kinds.
 const (
-	DocRFCIndex        DocKind = iota + 1 // /.well-known/agent-skills/index.json
-	DocManifest                           // /manifest.json
-	DocSkillIndex                         // /skills/v1/index.json
-	DocSkillPage                          // /skills/v1/pages/{page}.json
-	DocSkill                              // /skills/v1/{name}/index.json
-	DocSkillVersion                       // /skills/v1/{name}/versions/{version}.json
-	DocSubagentIndex                      // /subagents/v1/index.json
-	DocSubagentPage                       // /subagents/v1/pages/{page}.json
-	DocSubagent                           // /subagents/v1/{name}/index.json
-	DocSubagentVersion                    // /subagents/v1/{name}/versions/{version}.json
+	DocRFCIndex           DocKind = iota + 1 // /.well-known/agent-skills/index.json
+	DocManifest                              // /manifest.json
+	DocSkillIndex                            // /skills/v1/index.json
+	DocSkillPage                             // /skills/v1/pages/{page}.json
+	DocSkill                                 // /skills/v1/{name}/index.json
+	DocSkillVersion                          // /skills/v1/{name}/versions/{version}.json
+	DocSubagentIndex                         // /subagents/v1/index.json
+	DocSubagentPage                          // /subagents/v1/pages/{page}.json
+	DocSubagent                              // /subagents/v1/{name}/index.json
+	DocSubagentVersion                       // /subagents/v1/{name}/versions/{version}.json
+	DocAPISkill                              // /api/v1/skills/{name}
+	DocAPISkillVersion                       // /api/v1/skills/{name}/{version|latest}
+	DocAPISkillResources                     // /api/v1/skills/{name}/{version|latest}/resources
+	DocAPISubagent                           // /api/v1/subagents/{name}
+	DocAPISubagentVersion                    // /api/v1/subagents/{name}/{version|latest}
+	DocAgentCard                             // /.well-known/agent-card.json and agent.json
+	DocLegacyIndex                           // /.well-known/skills/index.json
+	DocScopedIndex                           // /skill/{name}/.well-known/agent-skills/index.json
 )
 
 // Retainable reports whether a client may still fetch a document of kind
@@ -46,7 +54,12 @@ func (k DocKind) Retainable() bool {
 // absolute reports whether documents of kind k hold absolute URLs, and so
 // depend on the client's base URL.
 func (k DocKind) absolute() bool {
-	return k == DocRFCIndex || k == DocSkillVersion || k == DocSubagentVersion
+	switch k {
+	case DocRFCIndex, DocSkillVersion, DocSubagentVersion, DocAPISkillVersion, DocAPISkillResources,
+		DocAPISubagentVersion, DocAgentCard, DocScopedIndex:
+		return true
+	}
+	return false
 }
 
 // DocKey identifies one document of a snapshot.
@@ -146,6 +159,26 @@ func (s *Snapshot) render(base string, key DocKey) (any, bool) {
 		return s.skillTree.identity(key.Name)
 	case DocSkillVersion:
 		return s.skillVersionDoc(base, key.Name, key.Version)
+	case DocAPISkill:
+		return s.apiSkill(key.Name)
+	case DocAPISkillVersion:
+		return s.apiSkillVersion(base, key.Name, key.Version)
+	case DocAPISkillResources:
+		_, v, ok := s.skillVersion(key.Name, key.Version)
+		if !ok {
+			return nil, false
+		}
+		return apiResources(base, v), true
+	case DocAPISubagent:
+		return s.apiAgent(key.Name)
+	case DocAPISubagentVersion:
+		return s.apiAgentVersion(base, key.Name, key.Version)
+	case DocAgentCard:
+		return s.agentCard(base), true
+	case DocLegacyIndex:
+		return s.legacyIndex(), true
+	case DocScopedIndex:
+		return s.scopedIndex(base, key.Name)
 	}
 	if !s.AgentsConfigured {
 		return nil, false // no sub-agent source: the whole tree is 404

@@ -231,6 +231,9 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 	if fileVersion != "" && a.Version != "" && a.Version != fileVersion {
 		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "declared version %q must equal the file name's %q; fix one of them", a.Version, fileVersion))
 	}
+	if fileVersion == LatestAlias || a.Version == LatestAlias {
+		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", LatestAlias))
+	}
 	s.cur.problems = append(s.cur.problems, ps...)
 	if skill.HasError(ps) {
 		return nil
@@ -253,6 +256,7 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 	default:
 		v.Version = "0.0.0+" + v.Digest.Hex()[:12]
 	}
+
 	if p, ok := a.Metadata["published"]; ok {
 		if t, err := time.Parse(time.RFC3339, p); err == nil {
 			v.PublishedAt = t.UTC().Truncate(time.Second)

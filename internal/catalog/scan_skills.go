@@ -17,7 +17,7 @@ import (
 const skillFile = "SKILL.md"
 
 // reservedPaths are resource paths that would shadow an artifact route.
-var reservedPaths = map[string]bool{"archive.zip": true}
+var reservedPaths = map[string]bool{"archive.zip": true, "resources": true}
 
 // textExts are resources clients require to be strict UTF-8 (netclaw
 // rejects an archive whose text files are not).
@@ -297,6 +297,9 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 	if folderVersion != "" && sk.Version != "" && sk.Version != folderVersion {
 		ps = append(ps, skill.Errorf(mdPath, skill.RuleVersion, "declared version %q must equal its folder name %q; fix one of them", sk.Version, folderVersion))
 	}
+	if folderVersion == LatestAlias || sk.Version == LatestAlias {
+		ps = append(ps, skill.Errorf(s.t.report(dir), skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", LatestAlias))
+	}
 	ps = append(ps, s.checkResources(dir, files, data)...)
 	s.cur.problems = append(s.cur.problems, ps...)
 	if skill.HasError(ps) || !haveMD {
@@ -400,7 +403,7 @@ func (s *skillScanner) checkResources(dir string, files []file, data map[string]
 			seen[fd] = dir
 		}
 		if reservedPaths[f.rel] {
-			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "%q is reserved for the version's archive; move the file into a subfolder", f.rel))
+			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "%q is reserved for an API route of the version; move the file into a subfolder", f.rel))
 		}
 		if f.rel != skillFile && textExts[strings.ToLower(path.Ext(f.rel))] {
 			if b, ok := data[f.rel]; ok && !utf8.Valid(b) {

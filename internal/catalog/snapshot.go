@@ -23,6 +23,8 @@ type Source struct {
 	Limits    Limits
 	// PageSize is the most items one native-tree page holds (0: default).
 	PageSize int
+	// Server describes this server in the agent card.
+	Server ServerInfo
 }
 
 // Snapshot is one immutable, complete view of the catalogue. Everything a
@@ -51,6 +53,8 @@ type Snapshot struct {
 	skillByName   map[string]*Skill
 	agentByName   map[string]*Agent
 	pageSize      int
+	server        ServerInfo
+	search        searchIndexes
 	skillTree     collection
 	agentTree     collection
 	docs          *docCache
@@ -203,6 +207,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		}
 		return strings.Compare(a.Rule+a.Message, b.Rule+b.Message)
 	})
+	snap.server = src.Server
 	snap.pageSize = src.PageSize
 	if snap.pageSize <= 0 {
 		snap.pageSize = DefaultPageSize

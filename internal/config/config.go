@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -41,6 +42,8 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	PageSize        int           `mapstructure:"page_size"`
 	MetricsListen   string        `mapstructure:"metrics_listen"`
+	ServerName      string        `mapstructure:"server_name"`
+	ServerDesc      string        `mapstructure:"server_description"`
 	Watch           bool          `mapstructure:"watch"`
 	WatchDebounce   time.Duration `mapstructure:"watch_debounce"`
 	RescanInterval  time.Duration `mapstructure:"rescan_interval"`
@@ -78,6 +81,8 @@ var Keys = []Key{
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
 	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named `all` while everything fits"},
+	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
+	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
 	{Name: "watch", Flag: "watch", Default: true, Help: "reload when files under the roots change (recursive inotify watch, debounced)"},
 	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
@@ -87,6 +92,8 @@ var Keys = []Key{
 	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it (0: no bound)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 }
+
+var serverNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 // ErrUsage marks errors in how the command was invoked (exit code 2).
 var ErrUsage = errors.New("usage error")
@@ -222,6 +229,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxFileBytes < 0 || c.MaxFiles < 0 || c.MaxTotalBytes < 0 {
 		errs = append(errs, errors.New("max_file_bytes, max_files and max_total_bytes must not be negative (0 means no limit)"))
+	}
+	if !serverNameRE.MatchString(c.ServerName) || len(c.ServerName) > 64 {
+		errs = append(errs, fmt.Errorf("server_name %q: must be lower-hyphen-case, 1-64 characters (e.g. team-skills)", c.ServerName))
+	}
+	if strings.TrimSpace(c.ServerDesc) == "" {
+		errs = append(errs, errors.New("server_description: must not be empty"))
 	}
 	if c.WatchDebounce <= 0 {
 		errs = append(errs, fmt.Errorf("watch_debounce %s: must be positive", c.WatchDebounce))

@@ -356,6 +356,11 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeJSONCached(w, status, v, "no-store")
+}
+
+// writeJSONCached writes v as JSON, encoded now, with Cache-Control cc.
+func writeJSONCached(w http.ResponseWriter, status int, v any, cc string) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "internal", "internal server error")
@@ -365,7 +370,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h := w.Header()
 	h.Set("Content-Type", jsonContentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("Cache-Control", "no-store")
+	h.Set("Cache-Control", cc)
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -26,7 +26,8 @@ var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "1", "rewrite gol
 func newTestServer(t *testing.T, opts Options) (*Server, *catalog.Snapshot) {
 	t.Helper()
 	skills, agents := fixture.ExampleTree(t, "../..")
-	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents}, slog.New(slog.DiscardHandler))
+	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents,
+		Server: catalog.ServerInfo{Name: "skillserver", Description: "Test server.", Version: "1.2.3-test"}}, slog.New(slog.DiscardHandler))
 	snap, err := cat.Reload(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -89,6 +90,15 @@ var goldenDocs = []struct{ file, path string }{
 	{"subagent-page.json", "/subagents/v1/pages/all.json"},
 	{"subagent.json", "/subagents/v1/technical-support-diagnostician/index.json"},
 	{"subagent-version.json", "/subagents/v1/technical-support-diagnostician/versions/1.0.0.json"},
+	{"api-skill.json", "/api/v1/skills/k8s-deploy"},
+	{"api-skill-version.json", "/api/v1/skills/k8s-deploy/1.2.0"},
+	{"api-skill-resources.json", "/api/v1/skills/k8s-deploy/1.2.0/resources"},
+	{"api-subagent.json", "/api/v1/subagents/technical-support-diagnostician"},
+	{"api-subagent-version.json", "/api/v1/subagents/technical-support-diagnostician/1.0.0"},
+	{"api-search.json", "/api/v1/skills?q=review"},
+	{"agent-card.json", "/.well-known/agent-card.json"},
+	{"legacy-index.json", "/.well-known/skills/index.json"},
+	{"scoped-index.json", "/skill/code-review/.well-known/agent-skills/index.json"},
 }
 
 func TestDocumentsGolden(t *testing.T) {

@@ -24,6 +24,14 @@ func (s *Server) routes(r chi.Router) {
 	// Agent Skills Discovery RFC feed (wire.md §1).
 	get(r, "/.well-known/agent-skills/index.json", s.handleDocument(fixedDoc(catalog.DocRFCIndex)))
 	get(r, "/.well-known/agent-skills/{name}/SKILL.md", s.handleLatestSkillMD)
+	// One skill's own RFC index: `skills add https://host/skill/<name>`.
+	get(r, "/skill/{name}/.well-known/agent-skills/index.json", s.handleDocument(identityDoc(catalog.DocScopedIndex)))
+	// Legacy v0.1 index (skillkit, OpenCode).
+	get(r, "/.well-known/skills/index.json", s.handleDocument(fixedDoc(catalog.DocLegacyIndex)))
+	get(r, "/.well-known/skills/{name}/*", s.handleLegacyFile)
+	// A2A agent card, at the current and the older well-known path.
+	get(r, "/.well-known/agent-card.json", s.handleDocument(fixedDoc(catalog.DocAgentCard)))
+	get(r, "/.well-known/agent.json", s.handleDocument(fixedDoc(catalog.DocAgentCard)))
 
 	// Native manifest tree (wire.md §3).
 	get(r, "/manifest.json", s.handleDocument(fixedDoc(catalog.DocManifest)))
@@ -35,6 +43,16 @@ func (s *Server) routes(r chi.Router) {
 	get(r, "/subagents/v1/pages/{file}", s.handleDocument(pageDoc(catalog.DocSubagentPage, catalog.DocSubagent)))
 	get(r, "/subagents/v1/{name}/index.json", s.handleDocument(identityDoc(catalog.DocSubagent)))
 	get(r, "/subagents/v1/{name}/versions/{file}", s.handleDocument(versionDoc(catalog.DocSubagentVersion)))
+
+	// Search and read API (wire.md §4). {version} may be "latest".
+	get(r, "/api/v1/skills", s.handleSearch(false))
+	r.Post("/api/v1/skills/check-updates", s.handleCheckUpdates)
+	get(r, "/api/v1/skills/{name}", s.handleDocument(identityDoc(catalog.DocAPISkill)))
+	get(r, "/api/v1/skills/{name}/{version}", s.handleDocument(apiVersionDoc(catalog.DocAPISkillVersion)))
+	get(r, "/api/v1/skills/{name}/{version}/resources", s.handleDocument(apiVersionDoc(catalog.DocAPISkillResources)))
+	get(r, "/api/v1/subagents", s.handleSearch(true))
+	get(r, "/api/v1/subagents/{name}", s.handleDocument(identityDoc(catalog.DocAPISubagent)))
+	get(r, "/api/v1/subagents/{name}/{version}", s.handleDocument(apiVersionDoc(catalog.DocAPISubagentVersion)))
 
 	// Artifact bytes (wire.md §2).
 	get(r, "/api/v1/skills/{name}/{version}/SKILL.md", s.handleSkillMD)
@@ -89,6 +107,14 @@ func versionDoc(kind catalog.DocKind) docKeyFunc {
 	return func(r *http.Request) (catalog.DocKey, bool) {
 		name, ok1 := param(r, "name")
 		version, ok2 := jsonFile(r)
+		return catalog.DocKey{Kind: kind, Name: name, Version: version}, ok1 && ok2
+	}
+}
+
+func apiVersionDoc(kind catalog.DocKind) docKeyFunc {
+	return func(r *http.Request) (catalog.DocKey, bool) {
+		name, ok1 := param(r, "name")
+		version, ok2 := param(r, "version")
 		return catalog.DocKey{Kind: kind, Name: name, Version: version}, ok1 && ok2
 	}
 }

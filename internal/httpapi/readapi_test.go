@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+)
+
+// searchTree holds skills chosen so each ranking rule decides an order.
+func searchTree(t *testing.T) *Server {
+	t.Helper()
+	root := t.TempDir()
+	for _, s := range []struct{ name, desc, tags string }{
+		{"deploy", "Ship a build.", ""},
+		{"deploy-docs", "Publish documentation.", ""},
+		{"deploy-preview", "Spin up a preview environment.", ""},
+		{"k8s-rollout", "Roll out services; use when deploying to a cluster.", "kubernetes"},
+		{"release-notes", "Draft release notes.", "writing"},
+		{"check-updates", "A skill whose name is also a POST route.", ""},
+	} {
+		body := fmt.Sprintf("---\nname: %s\ndescription: %s\nmetadata:\n  tags: %q\n---\n", s.name, s.desc, s.tags)
+		if err := os.MkdirAll(filepath.Join(root, s.name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, s.name, "SKILL.md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return NewServer(cat, Options{BaseURL: testBase}, slog.New(slog.DiscardHandler))
+}
+
+func searchNames(t *testing.T, s *Server, query string) ([]string, string) {
+	t.Helper()
+	r := do(t, s, "GET", "/api/v1/skills"+query)
+	if r.code != 200 {
+		t.Fatalf("%s: %d %s", query, r.code, r.body)
+	}
+	var hits []struct{ Name string }
+	if err := json.Unmarshal(r.body, &hits); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range hits {
+		names = append(names, h.Name)
+	}
+	return names, r.header.Get("X-Total-Count")
+}
+
+func TestSearch(t *testing.T) {
+	s := searchTree(t)
+	tests := []struct {
+		query string
+		want  string // comma-joined names
+		total string
+	}{
+		{"?q=deploy", "deploy,deploy-docs,deploy-preview,k8s-rollout", "4"},
+		{"?q=deploying", "deploy,deploy-docs,deploy-preview,k8s-rollout", "4"}, // stemming reaches "deploy" names and "deploying"
+		{"?q=kube", "k8s-rollout", "1"},
+		{"?q=writing", "release-notes", "1"},
+		{"?q=zebra", "", "0"},
+		{"", "check-updates,deploy,deploy-docs,deploy-preview,k8s-rollout,release-notes", "6"},
+		{"?skip=2&take=2", "deploy-docs,deploy-preview", "6"},
+		{"?skip=99", "", "6"},
+		{"?take=0", "", "6"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			names, total := searchNames(t, s, tt.query)
+			if got := strings.Join(names, ","); got != tt.want || total != tt.total {
+				t.Errorf("got [%s] total %s, want [%s] total %s", got, total, tt.want, tt.total)
+			}
+		})
+	}
+	for _, bad := range []string{"?take=-1", "?skip=x", "?take=1.5", "?skip=-3"} {
+		if r := do(t, s, "GET", "/api/v1/skills"+bad); r.code != 400 || !bytes.Contains(r.body, []byte("whole number")) {
+			t.Errorf("%s: %d %s, want 400 with a clear message", bad, r.code, r.body)
+		}
+	}
+	if names, _ := searchNames(t, s, "?take=1000"); len(names) != 6 {
+		t.Errorf("take above the maximum: %d results", len(names))
+	}
+	// A skill named like the POST route is still reachable by GET.
+	if r := do(t, s, "GET", "/api/v1/skills/check-updates"); r.code != 200 || !bytes.Contains(r.body, []byte(`"name": "check-updates"`)) {
+		t.Errorf("GET /api/v1/skills/check-updates: %d %s", r.code, r.body)
+	}
+}
+
+func TestCheckUpdates(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	post := func(body string) result {
+		req := httptest.NewRequest("POST", "/api/v1/skills/check-updates", strings.NewReader(body))
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return result{rec.Code, rec.Header(), rec.Body.Bytes()}
+	}
+	r := post(`[{"name":"k8s-deploy","version":"1.0.0"},{"name":"k8s-deploy","version":"1.2.0"},{"name":"k8s-deploy","version":"9.0.0"},{"name":"nope","version":"1.0.0"}]`)
+	if r.code != 200 {
+		t.Fatalf("%d %s", r.code, r.body)
+	}
+	var got []catalog.UpdateCheck
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		known, update bool
+	}{{true, true}, {true, false}, {true, false}, {false, false}}
+	for i, w := range want {
+		if got[i].Known != w.known || got[i].HasUpdate != w.update {
+			t.Errorf("item %d = %+v, want known %v hasUpdate %v", i, got[i], w.known, w.update)
+		}
+	}
+	if got[0].LatestVersion != "1.2.0" || !strings.HasPrefix(got[0].LatestDigest, "sha256:") {
+		t.Errorf("item 0 = %+v", got[0])
+	}
+	many := "[" + strings.TrimSuffix(strings.Repeat(`{"name":"a","version":"1"},`, 101), ",") + "]"
+	for _, bad := range []string{many, "{", `{"name":"a"}`, `[{"name": 5}]`} {
+		if r := post(bad); r.code != 400 {
+			t.Errorf("body %.40q: %d, want 400", bad, r.code)
+		}
+	}
+	hundred := "[" + strings.TrimSuffix(strings.Repeat(`{"name":"a","version":"1"},`, 100), ",") + "]"
+	if r := post(hundred); r.code != 200 {
+		t.Errorf("100 items: %d", r.code)
+	}
+}
+
+func TestReadAPI(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	tests := []struct {
+		path string
+		code int
+		has  string
+	}{
+		{"/api/v1/skills/k8s-deploy", 200, `"latestVersion": "1.2.0"`},
+		{"/api/v1/skills/k8s-deploy/latest", 200, `"version": "1.2.0"`},
+		{"/api/v1/skills/k8s-deploy/2.0.0-rc.1", 200, `"latest": false`},
+		{"/api/v1/skills/k8s-deploy/1.2.0/resources", 200, `"path": "scripts/deploy.sh"`},
+		{"/api/v1/skills/code-review/latest/resources", 200, `"path": "references/checklist.md"`},
+		{"/api/v1/skills/support-triage/1.2.0", 200, `"routesToSubagent"`},
+		{"/api/v1/skills/nope", 404, ""},
+		{"/api/v1/skills/k8s-deploy/9.9.9", 404, ""},
+		{"/api/v1/subagents/technical-support-diagnostician", 200, `"latestVersion": "1.0.0"`},
+		{"/api/v1/subagents/technical-support-diagnostician/latest", 200, `"type": "agent-md"`},
+		{"/api/v1/subagents/technical-support-diagnostician/0.9.0", 200, `"latest": false`},
+		{"/api/v1/subagents/nope", 404, ""},
+		{"/api/v1/subagents?q=changelog", 200, `"name": "changelog-reviewer"`},
+		{"/.well-known/skills/index.json", 200, `"files": [`},
+		{"/.well-known/skills/k8s-deploy/scripts/deploy.sh", 200, "kubectl rollout status"},
+		{"/.well-known/skills/k8s-deploy/SKILL.md", 200, "(1.2.0)"},
+		{"/.well-known/skills/k8s-deploy/nope.md", 404, ""},
+		{"/skill/code-review/.well-known/agent-skills/index.json", 200, `"name": "code-review"`},
+		{"/skill/nope/.well-known/agent-skills/index.json", 404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			r := do(t, s, "GET", tt.path)
+			if r.code != tt.code || !bytes.Contains(r.body, []byte(tt.has)) {
+				t.Errorf("%d, want %d containing %s:\n%s", r.code, tt.code, tt.has, r.body)
+			}
+		})
+	}
+	// The scoped index holds exactly one skill, equal to its RFC entry.
+	var scoped, full struct{ Skills []json.RawMessage }
+	json.Unmarshal(do(t, s, "GET", "/skill/code-review/.well-known/agent-skills/index.json").body, &scoped)
+	json.Unmarshal(do(t, s, "GET", "/.well-known/agent-skills/index.json").body, &full)
+	if len(scoped.Skills) != 1 || !bytes.Equal(scoped.Skills[0], full.Skills[0]) {
+		t.Errorf("scoped index %s is not the RFC entry of code-review", scoped.Skills)
+	}
+}
+
+func TestAgentCard(t *testing.T) {
+	s, snap := newTestServer(t, Options{BaseURL: testBase})
+	card := do(t, s, "GET", "/.well-known/agent-card.json")
+	old := do(t, s, "GET", "/.well-known/agent.json")
+	if card.code != 200 || !bytes.Equal(card.body, old.body) {
+		t.Fatalf("agent-card.json %d and agent.json differ", card.code)
+	}
+	var c struct {
+		Name, Version, URL string
+		Skills             []struct {
+			ID, Name string
+			Tags     []string
+			Examples []string
+		}
+	}
+	if err := json.Unmarshal(card.body, &c); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, sk := range c.Skills {
+		ids = append(ids, sk.ID)
+		if sk.Tags == nil {
+			t.Errorf("%s: tags is not an array", sk.ID)
+		}
+	}
+	if len(c.Skills) != len(snap.Skills) || !slices.Contains(ids, "code_review") || c.URL != testBase+"/" {
+		t.Errorf("card = %+v", c)
+	}
+	if cr := c.Skills[0]; cr.Name != "Code Review" || !slices.Equal(cr.Tags, []string{"review", "quality"}) || len(cr.Examples) != 2 {
+		t.Errorf("code_review card skill = %+v", cr)
+	}
+}
