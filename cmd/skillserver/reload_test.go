@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/syncwalk"
@@ -184,4 +186,39 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 	if len(c.Agents) != wantAgents {
 		t.Errorf("final agents %d, want %d", len(c.Agents), wantAgents)
 	}
+}
+
+// TestSIGHUPReloads: with the file watch off, SIGHUP is what publishes a
+// change.
+func TestSIGHUPReloads(t *testing.T) {
+	skills := fixture.CopyTree(t, "../../testdata/skills")
+	ts := startServer(t, "--skills", skills, "--watch=false")
+	mustWrite(t, filepath.Join(skills, "hup-skill", "SKILL.md"), skillDoc("hup-skill", ""))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, body := ts.get(t, "/api/v1/skills/hup-skill"); r.StatusCode == http.StatusOK && bytes.Contains(body, []byte("hup-skill")) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("SIGHUP did not publish the new skill")
+}
+
+// TestWatchPublishesChanges: with the watch on (the default), a new skill
+// appears without any signal or request.
+func TestWatchPublishesChanges(t *testing.T) {
+	skills := fixture.CopyTree(t, "../../testdata/skills")
+	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
+	mustWrite(t, filepath.Join(skills, "watched", "SKILL.md"), skillDoc("watched", ""))
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, _ := ts.get(t, "/api/v1/skills/watched"); r.StatusCode == http.StatusOK {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the file watch did not publish the new skill")
 }

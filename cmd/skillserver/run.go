@@ -212,6 +212,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		log.Info("metrics listening", "addr", mln.Addr().String())
 	}
 
+	// Take SIGHUP from here on: its default action would end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+
 	// Watch before the first scan, so no change between the scan and the
 	// watch is missed.
 	if cfg.Watch && (src.SkillsDir != "" || src.AgentsDir != "") {
@@ -235,9 +240,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		defer t.Stop()
 		rescan = t.C
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	for {
 		select {
 		case <-hup:
