@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -74,6 +75,31 @@ type DocKey struct {
 type Document struct {
 	Body   []byte
 	Digest content.Digest
+
+	gzipOnce   sync.Once
+	gzipBody   []byte
+	gzipDigest content.Digest
+}
+
+// minGzip is the smallest document worth compressing.
+const minGzip = 1024
+
+// Gzip returns the document gzip-compressed and that representation's
+// digest, computed once; ok is false for documents too small to gain.
+// The bytes are deterministic (no name, no time in the header).
+func (d *Document) Gzip() (body []byte, digest content.Digest, ok bool) {
+	if len(d.Body) < minGzip {
+		return nil, "", false
+	}
+	d.gzipOnce.Do(func() {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = zw.Write(d.Body)
+		_ = zw.Close()
+		d.gzipBody = buf.Bytes()
+		d.gzipDigest = content.Sum(d.gzipBody)
+	})
+	return d.gzipBody, d.gzipDigest, true
 }
 
 // maxCachedBases bounds how many distinct base URLs a snapshot keeps

@@ -94,8 +94,16 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 		h := w.Header()
 		h.Set("Content-Type", jsonContentType)
 		h.Set("Cache-Control", cacheShort)
-		h.Set("ETag", doc.Digest.ETag())
-		serveBytes(w, r, doc.Body)
+		h.Add("Vary", "Accept-Encoding")
+		body, digest := doc.Body, doc.Digest
+		if acceptsGzip(r) {
+			if gz, gzDigest, ok := doc.Gzip(); ok {
+				body, digest = gz, gzDigest
+				h.Set("Content-Encoding", "gzip")
+			}
+		}
+		h.Set("ETag", digest.ETag())
+		serveBytes(w, r, body)
 	}
 }
 
@@ -245,6 +253,21 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	h.Set("ETag", a.digest.ETag())
 	setArtifactSecurity(h)
 	serveBytes(w, r, body)
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding allows gzip.
+// Only JSON documents are ever compressed: an artifact decoded in transit
+// would fail its digest check.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+	}
+	return false
 }
 
 // setArtifactSecurity keeps served files inert: an .html or .svg resource

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -513,5 +515,31 @@ func TestPinnedURLSurvivesReload(t *testing.T) {
 	}
 	if r := do(t, s, "GET", "/skills/v1/a/versions/1.0.0.json"); bytes.Equal(r.body, page.body) {
 		t.Error("version document did not change with the tree")
+	}
+}
+
+func TestDocumentsCompressWhenAsked(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	plain := do(t, s, "GET", "/.well-known/agent-skills/index.json")
+	gz := do(t, s, "GET", "/.well-known/agent-skills/index.json", "Accept-Encoding", "br, gzip")
+	if gz.header.Get("Content-Encoding") != "gzip" || gz.header.Get("Vary") != "Accept-Encoding" || plain.header.Get("Vary") != "Accept-Encoding" {
+		t.Fatalf("headers: gzip %v plain %v", gz.header, plain.header)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, _ := io.ReadAll(zr)
+	if !bytes.Equal(unzipped, plain.body) {
+		t.Error("gzip body does not decode to the plain document")
+	}
+	if gz.header.Get("ETag") == plain.header.Get("ETag") || gz.header.Get("ETag") != `"`+content.Sum(gz.body).String()+`"` {
+		t.Error("the gzip representation needs its own ETag: the digest of its bytes")
+	}
+	if r := do(t, s, "GET", "/.well-known/agent-skills/index.json", "Accept-Encoding", "gzip;q=0"); r.header.Get("Content-Encoding") != "" {
+		t.Error("gzip;q=0 was answered with gzip")
+	}
+	if r := do(t, s, "GET", "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "" {
+		t.Error("an artifact was compressed")
 	}
 }
