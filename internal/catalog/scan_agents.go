@@ -130,38 +130,28 @@ func (s *agentScanner) scanClaims(name string, entries []string) *Agent {
 }
 
 // keepLastGood carries versions of the previous snapshot whose files
-// failed this scan (see skillScanner.keepLastGood).
+// failed this scan (see lastGood).
 func (s *agentScanner) keepLastGood(key string) {
 	if s.prev == nil {
 		return
 	}
 	pe, ok := s.prev.agentEntries[key]
-	failed := failedPaths(s.cur.problems)
-	if !ok || pe.agent == nil || len(failed) == 0 {
+	if !ok || pe.agent == nil {
 		return
 	}
 	var versions []*AgentVersion
 	if s.cur.agent != nil {
 		versions = s.cur.agent.Versions
 	}
-	carried := false
-	for _, v := range pe.agent.Versions {
-		if s.cur.agent != nil {
-			if _, have := s.cur.agent.Version(v.Version); have {
-				continue
-			}
-		}
-		if !touches(failed, v.Source) {
-			continue
-		}
+	carried, stale := lastGood(pe.agent.Versions, versions, s.cur.problems)
+	if len(carried) == 0 {
+		return
+	}
+	for _, v := range carried {
 		s.carryBlob(v.Digest)
-		versions = append(versions, v)
-		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, v.Generation))
-		carried = true
 	}
-	if carried {
-		s.cur.agent = newAgent(key, versions)
-	}
+	s.cur.problems = append(s.cur.problems, stale...)
+	s.cur.agent = newAgent(key, append(versions, carried...))
 }
 
 // agents returns the valid agents, sorted by name.

@@ -92,6 +92,46 @@ func staleProblem(source, version string, generation uint64) skill.Problem {
 	return skill.Warnf(source, skill.RuleStale, "still serving the last good version %s (from generation %d) until the errors here are fixed or it is removed from disk", version, generation)
 }
 
+// versionedItem is what lastGood needs of a skill or agent version.
+type versionedItem interface {
+	*SkillVersion | *AgentVersion
+	lastGoodKey() (version, source string, generation uint64)
+}
+
+func (v *SkillVersion) lastGoodKey() (string, string, uint64) {
+	return v.Version, v.Source, v.Generation
+}
+func (v *AgentVersion) lastGoodKey() (string, string, uint64) {
+	return v.Version, v.Source, v.Generation
+}
+
+// lastGood picks the versions of the previous snapshot to keep publishing:
+// those whose source failed this scan (problems has an error at, inside or
+// above it) and that the new scan did not produce. A half-saved edit or a
+// transient read error therefore never removes a version from the feeds,
+// while a version whose files are gone from disk is not carried: removal
+// removes it. Each kept version is reported stale.
+func lastGood[V versionedItem](prev, cur []V, problems []skill.Problem) (carried []V, stale []skill.Problem) {
+	failed := failedPaths(problems)
+	if len(failed) == 0 {
+		return nil, nil
+	}
+	have := make(map[string]bool, len(cur))
+	for _, v := range cur {
+		ver, _, _ := v.lastGoodKey()
+		have[ver] = true
+	}
+	for _, v := range prev {
+		ver, source, gen := v.lastGoodKey()
+		if have[ver] || !touches(failed, source) {
+			continue
+		}
+		carried = append(carried, v)
+		stale = append(stale, staleProblem(source, ver, gen))
+	}
+	return carried, stale
+}
+
 // skillEntry is the outcome of scanning one top-level folder of the skills
 // root. Snapshots keep entries, valid or not, so a reload can reuse those
 // that did not change together with their problems.
@@ -165,40 +205,28 @@ func (s *skillScanner) scanEntry(name string) *Skill {
 }
 
 // keepLastGood carries versions of the previous snapshot whose folders
-// failed this scan, so a half-saved edit or a transient read error never
-// removes a version from the feeds. A version whose folder is gone is not
-// carried: removal from disk removes it.
+// failed this scan (see lastGood).
 func (s *skillScanner) keepLastGood(name string) {
 	if s.prev == nil {
 		return
 	}
 	pe, ok := s.prev.skillEntries[name]
-	failed := failedPaths(s.cur.problems)
-	if !ok || pe.skill == nil || len(failed) == 0 {
+	if !ok || pe.skill == nil {
 		return
 	}
 	var versions []*SkillVersion
 	if s.cur.skill != nil {
 		versions = s.cur.skill.Versions
 	}
-	carried := false
-	for _, v := range pe.skill.Versions {
-		if s.cur.skill != nil {
-			if _, have := s.cur.skill.Version(v.Version); have {
-				continue
-			}
-		}
-		if !touches(failed, v.Source) {
-			continue
-		}
+	carried, stale := lastGood(pe.skill.Versions, versions, s.cur.problems)
+	if len(carried) == 0 {
+		return
+	}
+	for _, v := range carried {
 		s.carrySkillVersion(v)
-		versions = append(versions, v)
-		s.cur.problems = append(s.cur.problems, staleProblem(v.Source, v.Version, v.Generation))
-		carried = true
 	}
-	if carried {
-		s.cur.skill = newSkill(name, versions)
-	}
+	s.cur.problems = append(s.cur.problems, stale...)
+	s.cur.skill = newSkill(name, append(versions, carried...))
 }
 
 // skills returns the valid skills, sorted by name.
