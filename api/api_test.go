@@ -42,6 +42,15 @@ var goldenSchemas = map[string]string{
 	"subagent.json":              "subagent",
 	"subagent-version.json":      "subagent-version",
 	"error.json":                 "error",
+	"api-search.json":            "search-results",
+	"api-skill.json":             "api-skill",
+	"api-skill-version.json":     "api-skill-version",
+	"api-skill-resources.json":   "api-skill-resources",
+	"api-subagent.json":          "api-subagent",
+	"api-subagent-version.json":  "api-subagent-version",
+	"agent-card.json":            "agent-card",
+	"legacy-index.json":          "legacy-index",
+	"scoped-index.json":          "scoped-index",
 }
 
 // schemaSet is every schema under api/schemas, compiled, by kind (the
@@ -206,6 +215,8 @@ func exampleFiles(t *testing.T, validity, kind string) []string {
 
 // TestExamplesAreCanonical keeps the examples in the published style, so
 // they can be read next to real output: two-space indent, trailing newline.
+// Most documents are objects; a few (search results, check-updates) are
+// arrays.
 func TestExamplesAreCanonical(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(exampleDir, "*", "*", "*.json"))
 	if err != nil || len(files) == 0 {
@@ -221,8 +232,60 @@ func TestExamplesAreCanonical(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if !bytes.Equal(bytes.TrimRight(buf.Bytes(), "\n"), bytes.TrimRight(b, "\n")) || !bytes.HasSuffix(b, []byte("}\n")) {
+		closed := bytes.HasSuffix(b, []byte("}\n")) || bytes.HasSuffix(b, []byte("]\n"))
+		if !bytes.Equal(bytes.TrimRight(buf.Bytes(), "\n"), bytes.TrimRight(b, "\n")) || !closed || bytes.HasSuffix(b, []byte("\n\n")) {
 			t.Errorf("%s: not two-space indented JSON with one trailing newline", f)
 		}
+	}
+}
+
+// a2aSchema is the A2A protocol's own JSON Schema at v0.3.0 (draft-07),
+// copied unchanged from ../shared/reference (see reference/README.md).
+const a2aSchema = "reference/a2a-v0.3.0.schema.json"
+
+// a2aAgentCard compiles #/definitions/AgentCard of the A2A schema.
+func a2aAgentCard(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	const id = "https://a2a-protocol.org/v0.3.0/a2a.json"
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(id, readJSON(t, a2aSchema)); err != nil {
+		t.Fatalf("%s: %v", a2aSchema, err)
+	}
+	card, err := c.Compile(id + "#/definitions/AgentCard")
+	if err != nil {
+		t.Fatalf("compile %s#/definitions/AgentCard: %v", a2aSchema, err)
+	}
+	return card
+}
+
+// TestAgentCardMatchesA2A validates the agent card against the A2A schema
+// itself, not only against our stricter agent-card.schema.json: the golden
+// card the server renders, and every valid agent-card example.
+// TestOpenAPIOperationsAnswer checks the live card the same way.
+func TestAgentCardMatchesA2A(t *testing.T) {
+	card := a2aAgentCard(t)
+	files := append([]string{filepath.Join(goldenDir, "agent-card.json")}, exampleFiles(t, "valid", "agent-card")...)
+	for _, f := range files {
+		if err := card.Validate(readJSON(t, f)); err != nil {
+			t.Errorf("%s is not an A2A v0.3.0 AgentCard:\n%v", f, err)
+		}
+	}
+	// The A2A schema must be strict enough to matter: a card without the
+	// fields it requires fails.
+	for _, drop := range []string{"protocolVersion", "url", "capabilities", "defaultInputModes", "defaultOutputModes", "skills"} {
+		doc := readJSON(t, filepath.Join(goldenDir, "agent-card.json")).(map[string]any)
+		delete(doc, drop)
+		if err := card.Validate(doc); err == nil {
+			t.Errorf("the A2A AgentCard schema accepts a card without %s", drop)
+		}
+	}
+	doc := readJSON(t, filepath.Join(goldenDir, "agent-card.json")).(map[string]any)
+	skills, _ := doc["skills"].([]any)
+	if len(skills) == 0 {
+		t.Fatal("the golden agent card has no skills")
+	}
+	delete(skills[0].(map[string]any), "tags")
+	if err := card.Validate(doc); err == nil {
+		t.Error("the A2A AgentCard schema accepts a skill without tags")
 	}
 }

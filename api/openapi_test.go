@@ -251,6 +251,26 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	}
 }
 
+func TestTemplateRegexp(t *testing.T) {
+	tests := []struct {
+		template, path string
+		want           bool
+	}{
+		{"/api/v1/skills/{name}", "/api/v1/skills/check-updates", true},
+		{"/api/v1/skills/{name}", "/api/v1/skills/a/b", false},
+		{"/skills/v1/{name}/versions/{version}.json", "/skills/v1/x/versions/1.2.0.json", true},
+		{"/skills/v1/{name}/versions/{version}.json", "/skills/v1/x/versions/1.2.0", false},
+		{"/api/v1/skills/{name}/{version}/{path}", "/api/v1/skills/x/1.0.0/scripts/deploy.sh", true},
+		{"/api/v1/skills/{name}/{version}/{path}", "/api/v1/skills/x/1.0.0", false},
+		{"/manifest.json", "/manifestXjson", false},
+	}
+	for _, tt := range tests {
+		if got := templateRegexp(tt.template).MatchString(tt.path); got != tt.want {
+			t.Errorf("templateRegexp(%q) matches %q: %v, want %v", tt.template, tt.path, got, tt.want)
+		}
+	}
+}
+
 func TestPublicPath(t *testing.T) {
 	tests := []struct{ name, pattern, want string }{
 		{"static", "/manifest.json", "/manifest.json"},
@@ -445,7 +465,10 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 		Metrics: metrics.New(metrics.Build{Version: "v0.0.0-test"}).Handler()}
 
 	skills, agents := fixture.ExampleTree(t, "..")
-	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents}, log)
+	// The agent card speaks for the server: name and version come from
+	// configuration and the build, as in cmd/skillserver.
+	server := catalog.ServerInfo{Name: "skillserver", Description: "Contract test server.", Version: "v0.0.0-test"}
+	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents, Server: server}, log)
 	if _, err := cat.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +499,7 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 				// Before the first scan: whatever it answers must be documented.
 				c.check(starting, method, target)
 			}
-			checkMethodNotAllowed(t, doc, schemas, ready, path, ops)
+			checkMethodNotAllowed(t, doc, schemas, ready, path)
 		})
 	}
 
@@ -496,6 +519,126 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 	} {
 		if r := c.check(ready, http.MethodPost, "/-/reload", "Authorization", tt.auth); r.Code != tt.want {
 			t.Errorf("POST /-/reload with Authorization %q = %d, want %d", tt.auth, r.Code, tt.want)
+		}
+	}
+
+	checkSearchPaging(t, doc, schemas, ready)
+	checkUpdatesBodies(t, doc, schemas, ready)
+	checkAgentCards(t, ready)
+}
+
+// checkAgentCards fetches the agent card at both its paths: the same
+// bytes, valid against the A2A schema itself.
+func checkAgentCards(t *testing.T, h http.Handler) {
+	t.Helper()
+	card := serve(h, http.MethodGet, "/.well-known/agent-card.json")
+	old := serve(h, http.MethodGet, "/.well-known/agent.json")
+	if card.Code != http.StatusOK || old.Code != http.StatusOK || card.Body.String() != old.Body.String() {
+		t.Errorf("agent-card.json (%d) and agent.json (%d) differ:\n%s\n%s", card.Code, old.Code, card.Body, old.Body)
+	}
+	body, err := decodeJSON(card.Body.Bytes())
+	if err != nil {
+		t.Fatalf("agent card: %v", err)
+	}
+	if err := a2aAgentCard(t).Validate(body); err != nil {
+		t.Errorf("the served agent card is not an A2A v0.3.0 AgentCard:\n%v\n%s", err, card.Body)
+	}
+}
+
+// checkSearchPaging asks the search routes with paging parameters, good
+// and bad: every answer documented, bad values 400, X-Total-Count the
+// total before paging.
+func checkSearchPaging(t *testing.T, doc *openAPIDoc, schemas schemaSet, h http.Handler) {
+	t.Helper()
+	for _, path := range []string{"/api/v1/skills", "/api/v1/subagents"} {
+		op, ok := doc.operations(t, path)[http.MethodGet]
+		if !ok {
+			t.Fatalf("GET %s is not documented", path)
+		}
+		c := responseChecker{t: t, doc: doc, schemas: schemas, op: op}
+		all := c.check(h, http.MethodGet, path)
+		total, err := strconv.Atoi(all.Header().Get("X-Total-Count"))
+		if all.Code != http.StatusOK || err != nil || total == 0 {
+			t.Fatalf("GET %s = %d, X-Total-Count %q: want 200 and a positive count", path, all.Code, all.Header().Get("X-Total-Count"))
+		}
+		for _, tt := range []struct {
+			query string
+			want  int
+			n     int // results expected on a 200; -1 for "any"
+		}{
+			{"?take=1", http.StatusOK, 1},
+			{"?take=0", http.StatusOK, 0},
+			{"?skip=" + strconv.Itoa(total), http.StatusOK, 0},
+			{"?take=1000", http.StatusOK, min(total, 100)},
+			{"?q=zzzz-no-such-thing", http.StatusOK, -1},
+			{"?skip=-1", http.StatusBadRequest, 0},
+			{"?take=-1", http.StatusBadRequest, 0},
+			{"?take=ten", http.StatusBadRequest, 0},
+		} {
+			r := c.check(h, http.MethodGet, path+tt.query)
+			if r.Code != tt.want {
+				t.Errorf("GET %s%s = %d, want %d", path, tt.query, r.Code, tt.want)
+				continue
+			}
+			if r.Code != http.StatusOK {
+				continue
+			}
+			if got := r.Header().Get("X-Total-Count"); tt.n >= 0 && got != strconv.Itoa(total) {
+				t.Errorf("GET %s%s: X-Total-Count %s, want %d (the total before paging)", path, tt.query, got, total)
+			}
+			body, err := decodeJSON(r.Body.Bytes())
+			if n := len(asArray(body)); err != nil || tt.n >= 0 && n != tt.n {
+				t.Errorf("GET %s%s: %d results (%v), want %d", path, tt.query, n, err, tt.n)
+			}
+		}
+	}
+}
+
+func asArray(v any) []any {
+	a, _ := v.([]any)
+	return a
+}
+
+// checkUpdatesBodies posts real bodies to check-updates: the valid
+// request examples answer 200, too many items or the wrong shape 400.
+func checkUpdatesBodies(t *testing.T, doc *openAPIDoc, schemas schemaSet, h http.Handler) {
+	t.Helper()
+	const path = "/api/v1/skills/check-updates"
+	op, ok := doc.operations(t, path)[http.MethodPost]
+	if !ok {
+		t.Fatalf("POST %s is not documented", path)
+	}
+	c := responseChecker{t: t, doc: doc, schemas: schemas, op: op}
+	type post struct {
+		file string
+		want int
+	}
+	var posts []post
+	for _, f := range exampleFiles(t, "valid", "check-updates-request") {
+		posts = append(posts, post{f, http.StatusOK})
+	}
+	for _, name := range []string{"over-100-items", "object-not-array", "version-is-number"} {
+		posts = append(posts, post{filepath.Join(exampleDir, "invalid", "check-updates-request", name+".json"), http.StatusBadRequest})
+	}
+	for _, p := range posts {
+		b, err := os.ReadFile(p.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(b)))
+		req.Header.Set("Content-Type", "application/json")
+		r := c.checkRequest(h, req)
+		if r.Code != p.want {
+			t.Errorf("POST %s with %s = %d, want %d\n%s", path, p.file, r.Code, p.want, r.Body.Bytes())
+			continue
+		}
+		if r.Code != http.StatusOK {
+			continue
+		}
+		sent, _ := decodeJSON(b)
+		got, _ := decodeJSON(r.Body.Bytes())
+		if len(asArray(got)) != len(asArray(sent)) {
+			t.Errorf("POST %s with %s: %d answers for %d items", path, p.file, len(asArray(got)), len(asArray(sent)))
 		}
 	}
 }
@@ -538,17 +681,33 @@ func checkGet(t *testing.T, c responseChecker, h http.Handler, target string) {
 }
 
 // checkMethodNotAllowed asks a path with a method it does not document:
-// 405, with an Allow header listing exactly the documented methods.
-func checkMethodNotAllowed(t *testing.T, doc *openAPIDoc, schemas schemaSet, h http.Handler, path string, ops map[string]operation) {
+// 405, with an Allow header listing exactly the documented methods of
+// every path template the request matches. Templates can overlap:
+// /api/v1/skills/check-updates (POST) is also /api/v1/skills/{name}
+// (GET, HEAD) for a skill named check-updates, and Allow lists both.
+func checkMethodNotAllowed(t *testing.T, doc *openAPIDoc, schemas schemaSet, h http.Handler, path string) {
 	t.Helper()
+	ops := doc.operations(t, path)
+	var anyOp operation
+	for _, op := range ops {
+		anyOp = op
+		break
+	}
+	target := examplePath(t, path, doc.parameters(t, path, anyOp))
 	var allowed []string
-	for m := range ops {
-		allowed = append(allowed, m)
-		if m == http.MethodGet {
-			allowed = append(allowed, http.MethodHead)
+	for p := range doc.Paths {
+		if !templateRegexp(p).MatchString(target) {
+			continue
+		}
+		for m := range doc.operations(t, p) {
+			allowed = append(allowed, m)
+			if m == http.MethodGet {
+				allowed = append(allowed, http.MethodHead)
+			}
 		}
 	}
 	slices.Sort(allowed)
+	allowed = slices.Compact(allowed)
 	var probe string
 	for _, m := range []string{http.MethodDelete, http.MethodPut, http.MethodPatch, http.MethodGet} {
 		if !slices.Contains(allowed, m) {
@@ -556,12 +715,6 @@ func checkMethodNotAllowed(t *testing.T, doc *openAPIDoc, schemas schemaSet, h h
 			break
 		}
 	}
-	var anyOp operation
-	for _, op := range ops {
-		anyOp = op
-		break
-	}
-	target := examplePath(t, path, doc.parameters(t, path, anyOp))
 	c := responseChecker{t: t, doc: doc, schemas: schemas, op: anyOp}
 	r := c.checkWith(h, probe, target, doc.Components.Responses["MethodNotAllowed"])
 	var allow []string
@@ -572,6 +725,27 @@ func checkMethodNotAllowed(t *testing.T, doc *openAPIDoc, schemas schemaSet, h h
 	if r.Code != http.StatusMethodNotAllowed || !slices.Equal(allow, allowed) {
 		t.Errorf("%s %s = %d, Allow %q; want 405 allowing %q", probe, target, r.Code, allow, allowed)
 	}
+}
+
+// templateRegexp matches the request paths a documented path template
+// stands for: {path} (the catch-all) takes one or more segments, any
+// other parameter part of one segment.
+func templateRegexp(template string) *regexp.Regexp {
+	var b strings.Builder
+	b.WriteString("^")
+	last := 0
+	for _, m := range templateParam.FindAllStringSubmatchIndex(template, -1) {
+		b.WriteString(regexp.QuoteMeta(template[last:m[0]]))
+		if template[m[2]:m[3]] == "path" {
+			b.WriteString(".+")
+		} else {
+			b.WriteString("[^/]+")
+		}
+		last = m[1]
+	}
+	b.WriteString(regexp.QuoteMeta(template[last:]))
+	b.WriteString("$")
+	return regexp.MustCompile(b.String())
 }
 
 // examplePath fills a path template with its parameters' examples.
@@ -612,7 +786,15 @@ func (c responseChecker) documents(status int) bool {
 // documented response for its status.
 func (c responseChecker) check(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
 	c.t.Helper()
-	r := serve(h, method, target, header...)
+	return c.checkRequest(h, newRequest(method, target, header...))
+}
+
+// checkRequest sends req and checks the answer like check.
+func (c responseChecker) checkRequest(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
+	c.t.Helper()
+	r := httptest.NewRecorder()
+	h.ServeHTTP(r, req)
+	method, target := req.Method, req.URL.RequestURI()
 	want, ok := c.doc.response(c.op, r.Code)
 	if !ok {
 		c.t.Errorf("%s %s answered %d, which the operation does not document (or its $ref does not resolve)", method, target, r.Code)
@@ -630,13 +812,18 @@ func (c responseChecker) checkWith(h http.Handler, method, target string, want r
 }
 
 func serve(h http.Handler, method, target string, header ...string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, newRequest(method, target, header...))
+	return rec
+}
+
+// newRequest is a bodiless request with header's name/value pairs set.
+func newRequest(method, target string, header ...string) *http.Request {
 	req := httptest.NewRequest(method, target, nil)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
+	return req
 }
 
 // compare checks r against a documented response: headers present,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -82,7 +83,17 @@ func npmCacheDir(t *testing.T) (cache, userconfig string) {
 // returns its combined output (ANSI escapes removed) and error.
 func skillsCLI(t *testing.T, npx, dir string, args ...string) (string, error) {
 	t.Helper()
+	_, combined, err := skillsCLIStdout(t, npx, dir, args...)
+	return combined, err
+}
+
+// skillsCLIStdout is skillsCLI that also returns what the CLI wrote to
+// stdout alone, byte for byte (escapes and all). The CLI runs with a
+// scratch TMPDIR too: `skills use` leaves its download there.
+func skillsCLIStdout(t *testing.T, npx, dir string, args ...string) (stdout []byte, combined string, err error) {
+	t.Helper()
 	home := t.TempDir()
+	tmp := t.TempDir()
 	cache, userconfig := npmCacheDir(t)
 
 	env := make([]string, 0, len(os.Environ())+8)
@@ -95,7 +106,7 @@ func skillsCLI(t *testing.T, npx, dir string, args ...string) (string, error) {
 		env = append(env, kv)
 	}
 	// exec.Cmd keeps the last value of a duplicate key.
-	env = append(env, "HOME="+home, "DISABLE_TELEMETRY=1", "DO_NOT_TRACK=1",
+	env = append(env, "HOME="+home, "TMPDIR="+tmp, "DISABLE_TELEMETRY=1", "DO_NOT_TRACK=1",
 		"NO_COLOR=1", "npm_config_update_notifier=false", "npm_config_fund=false")
 	if cache != "" {
 		env = append(env, "npm_config_cache="+cache)
@@ -112,16 +123,18 @@ func skillsCLI(t *testing.T, npx, dir string, args ...string) (string, error) {
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.WaitDelay = 10 * time.Second // do not hang on a child holding the pipe
-	var out bytes.Buffer
-	cmd.Stdout = &out
+	// Two pipes, so two goroutines write: the combined buffer is locked.
+	var out syncBuffer
+	var stdoutBuf bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&out, &stdoutBuf)
 	cmd.Stderr = &out
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	t.Logf("npx %s: %v in %s", strings.Join(full, " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
 	if ctx.Err() != nil {
 		err = errors.Join(err, ctx.Err())
 	}
-	return ansiRE.ReplaceAllString(out.String(), ""), err
+	return stdoutBuf.Bytes(), ansiRE.ReplaceAllString(out.String(), ""), err
 }
 
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
@@ -229,6 +242,82 @@ func sortedKeys[V any](m map[string]V) []string {
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
+// checkInstalled compares the skill installed (or downloaded) at dst with
+// the latest version on disk under skillsRoot, file by file and byte for
+// byte; indexVersion is the version the index advertised for it.
+func checkInstalled(t *testing.T, skillsRoot, dst, name, indexVersion string) {
+	t.Helper()
+	srcDir, version := latestVersionDir(t, filepath.Join(skillsRoot, name))
+	if version != "" && indexVersion != version {
+		t.Errorf("%s: index version %q, want latest release %q", name, indexVersion, version)
+	}
+	want := treeFiles(t, srcDir)
+	if _, err := os.Stat(dst); err != nil {
+		t.Errorf("%s: not installed (%v)", name, err)
+		return
+	}
+	got := treeFiles(t, dst)
+	if !slices.Equal(sortedKeys(got), sortedKeys(want)) {
+		t.Errorf("%s: installed files %v, want %v (from %s)", name, sortedKeys(got), sortedKeys(want), srcDir)
+	}
+	for _, p := range sortedKeys(want) {
+		g, ok := got[p]
+		if !ok {
+			continue
+		}
+		w := want[p].data
+		if p == "SKILL.md" {
+			// The CLI round-trips SKILL.md through TextDecoder, which
+			// drops a leading BOM; everything else must be identical.
+			w = bytes.TrimPrefix(w, utf8BOM)
+		}
+		if !bytes.Equal(g.data, w) {
+			t.Errorf("%s/%s: installed bytes differ from %s\n got: %q\nwant: %q",
+				name, p, filepath.Join(srcDir, filepath.FromSlash(p)), g.data, w)
+		}
+		if want[p].mode&0o111 != 0 && g.mode&0o111 == 0 {
+			// Not an error: skills@1.7.4 does not preserve modes.
+			t.Logf("%s/%s: executable on disk, installed %v (CLI drops modes)", name, p, g.mode)
+		}
+	}
+}
+
+// installedNames lists the skill folders under root, sorted.
+func installedNames(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// skillsLock is the part of ./skills-lock.json the tests read.
+type skillsLock struct {
+	Skills map[string]struct {
+		SourceType      string `json:"sourceType"`
+		SourceURL       string `json:"sourceUrl"`
+		WellKnownDigest string `json:"wellKnownDigest"`
+	} `json:"skills"`
+}
+
+func readSkillsLock(t *testing.T, dir string) skillsLock {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "skills-lock.json"))
+	if err != nil {
+		t.Fatalf("skills-lock.json: %v", err)
+	}
+	var lock skillsLock
+	if err := json.Unmarshal(b, &lock); err != nil {
+		t.Fatalf("skills-lock.json: %v\n%s", err, b)
+	}
+	return lock
+}
+
 // TestInteropSkillsCLI installs the whole example tree with the real
 // `skills` npm CLI (`npx skills add <url>`) and checks that every skill of
 // the RFC index lands in ./.agents/skills/<name>/ with the bytes on disk.
@@ -292,55 +381,16 @@ func TestInteropSkillsCLI(t *testing.T) {
 			t.Fatalf("skills add: %v\n%s", err, out)
 		}
 		installRoot := filepath.Join(dir, ".agents", "skills")
-
-		entries, err := os.ReadDir(installRoot)
+		installed, err := installedNames(installRoot)
 		if err != nil {
 			t.Fatalf("read %s: %v\n%s", installRoot, err, out)
 		}
-		var installed []string
-		for _, e := range entries {
-			installed = append(installed, e.Name())
-		}
-		slices.Sort(installed)
 		if !slices.Equal(installed, names) {
 			t.Errorf("installed skills = %v, index lists %v\nCLI output:\n%s", installed, names, out)
 		}
 
 		for _, s := range idx.Skills {
-			srcDir, version := latestVersionDir(t, filepath.Join(skillsRoot, s.Name))
-			if version != "" && s.Version != version {
-				t.Errorf("%s: index version %q, want latest release %q", s.Name, s.Version, version)
-			}
-			want := treeFiles(t, srcDir)
-			dst := filepath.Join(installRoot, s.Name)
-			if _, err := os.Stat(dst); err != nil {
-				t.Errorf("%s: not installed (%v)", s.Name, err)
-				continue
-			}
-			got := treeFiles(t, dst)
-			if !slices.Equal(sortedKeys(got), sortedKeys(want)) {
-				t.Errorf("%s: installed files %v, want %v (from %s)", s.Name, sortedKeys(got), sortedKeys(want), srcDir)
-			}
-			for _, p := range sortedKeys(want) {
-				g, ok := got[p]
-				if !ok {
-					continue
-				}
-				w := want[p].data
-				if p == "SKILL.md" {
-					// The CLI round-trips SKILL.md through TextDecoder, which
-					// drops a leading BOM; everything else must be identical.
-					w = bytes.TrimPrefix(w, utf8BOM)
-				}
-				if !bytes.Equal(g.data, w) {
-					t.Errorf("%s/%s: installed bytes differ from %s\n got: %q\nwant: %q",
-						s.Name, p, filepath.Join(srcDir, filepath.FromSlash(p)), g.data, w)
-				}
-				if want[p].mode&0o111 != 0 && g.mode&0o111 == 0 {
-					// Not an error: skills@1.7.4 does not preserve modes.
-					t.Logf("%s/%s: executable on disk, installed %v (CLI drops modes)", s.Name, p, g.mode)
-				}
-			}
+			checkInstalled(t, skillsRoot, filepath.Join(installRoot, s.Name), s.Name, s.Version)
 		}
 
 		// The prerelease of k8s-deploy exists on disk and must not win.
@@ -353,24 +403,106 @@ func TestInteropSkillsCLI(t *testing.T) {
 		}
 
 		// The lock file records the digest the CLI verified for each skill.
-		lockBytes, err := os.ReadFile(filepath.Join(dir, "skills-lock.json"))
-		if err != nil {
-			t.Fatalf("skills-lock.json: %v", err)
-		}
-		var lock struct {
-			Skills map[string]struct {
-				SourceType      string `json:"sourceType"`
-				WellKnownDigest string `json:"wellKnownDigest"`
-			} `json:"skills"`
-		}
-		if err := json.Unmarshal(lockBytes, &lock); err != nil {
-			t.Fatalf("skills-lock.json: %v\n%s", err, lockBytes)
-		}
+		lock := readSkillsLock(t, dir)
 		for _, s := range idx.Skills {
 			l, ok := lock.Skills[s.Name]
 			if !ok || l.SourceType != "well-known" || l.WellKnownDigest != s.Digest {
 				t.Errorf("skills-lock.json %s = %+v (present %v), want well-known with digest %s", s.Name, l, ok, s.Digest)
 			}
+		}
+		if t.Failed() {
+			t.Logf("CLI output:\n%s", out)
+		}
+	})
+
+	// One skill by URL: given https://host/skill/<name>, skills@1.7.4
+	// (WellKnownProvider.fetchAllSkills) requests
+	// /skill/<name>/.well-known/agent-skills/index.json and
+	// /skill/<name>/.well-known/skills/index.json, and the same two at the
+	// root, but installs only from the scoped ones: when they list nothing
+	// it fails rather than fall back to the root. So only <name> lands.
+	t.Run("add scoped URL", func(t *testing.T) {
+		const name = "code-review"
+		var digest, version string
+		for _, s := range idx.Skills {
+			if s.Name == name {
+				digest, version = s.Digest, s.Version
+			}
+		}
+		if digest == "" {
+			t.Fatalf("the index does not list %s", name)
+		}
+		resp, body := ts.get(t, "/skill/"+name+"/.well-known/agent-skills/index.json")
+		var scoped rfcIndex
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &scoped) != nil ||
+			len(scoped.Skills) != 1 || scoped.Skills[0].Name != name || scoped.Skills[0].Digest != digest {
+			t.Fatalf("scoped index of %s: status %d, want one entry equal to the root index's:\n%s", name, resp.StatusCode, body)
+		}
+
+		dir := t.TempDir()
+		url := ts.URL + "/skill/" + name
+		out, err := skillsCLI(t, npx, dir, "add", url, "-y", "-a", "universal", "--skill", "*")
+		if err != nil {
+			t.Fatalf("skills add %s: %v\n%s", url, err, out)
+		}
+		installRoot := filepath.Join(dir, ".agents", "skills")
+		installed, err := installedNames(installRoot)
+		if err != nil {
+			t.Fatalf("read %s: %v\n%s", installRoot, err, out)
+		}
+		if !slices.Equal(installed, []string{name}) {
+			t.Errorf("skills add %s installed %v, want only %s", url, installed, name)
+		}
+		checkInstalled(t, skillsRoot, filepath.Join(installRoot, name), name, version)
+
+		lock := readSkillsLock(t, dir)
+		if l, ok := lock.Skills[name]; len(lock.Skills) != 1 || !ok ||
+			l.SourceType != "well-known" || l.SourceURL != url || l.WellKnownDigest != digest {
+			t.Errorf("skills-lock.json = %+v, want only %s, well-known from %s with digest %s", lock.Skills, name, url, digest)
+		}
+		if t.Failed() {
+			t.Logf("CLI output:\n%s", out)
+		}
+	})
+
+	// `skills use <url> --skill <name>` installs nothing: it prints a
+	// prompt holding the SKILL.md to stdout and downloads the other files
+	// to a temporary folder, whose path it prints too.
+	t.Run("use", func(t *testing.T) {
+		const name = "k8s-deploy"
+		srcDir, version := latestVersionDir(t, filepath.Join(skillsRoot, name))
+		if version != "1.2.0" {
+			t.Fatalf("%s: latest release on disk is %q; this test expects 1.2.0", name, version)
+		}
+		skillMD, err := os.ReadFile(filepath.Join(srcDir, "SKILL.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		skillMD = bytes.TrimPrefix(skillMD, utf8BOM) // decoded by TextDecoder, as for add
+
+		dir := t.TempDir()
+		stdout, out, err := skillsCLIStdout(t, npx, dir, "use", ts.URL, "--skill", name)
+		if err != nil {
+			t.Fatalf("skills use %s --skill %s: %v\n%s", ts.URL, name, err, out)
+		}
+		if !bytes.Contains(stdout, append(append([]byte("<SKILL.md>\n"), skillMD...), "\n</SKILL.md>"...)) {
+			t.Errorf("skills use stdout does not hold %s between <SKILL.md> tags:\n%s", filepath.Join(srcDir, "SKILL.md"), stdout)
+		}
+		rc, err := os.ReadFile(filepath.Join(skillsRoot, name, "2.0.0-rc.1", "SKILL.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(stdout, rc) {
+			t.Errorf("skills use printed the prerelease 2.0.0-rc.1 of %s", name)
+		}
+		// The supporting files, downloaded to the folder the prompt names.
+		if m := regexp.MustCompile(`downloaded to:\n(.+)\n`).FindSubmatch(stdout); m == nil {
+			t.Errorf("skills use names no folder for the supporting files of %s:\n%s", name, stdout)
+		} else {
+			checkInstalled(t, skillsRoot, string(m[1]), name, version)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("skills use wrote into the working directory: %v", entries)
 		}
 		if t.Failed() {
 			t.Logf("CLI output:\n%s", out)

@@ -267,8 +267,18 @@ type cardSkill struct {
 }
 
 func (s *Snapshot) agentCard(base string) agentCard {
+	info := s.server
+	if info.Name == "" {
+		info.Name = "skillserver"
+	}
+	if info.Version == "" {
+		info.Version = "dev"
+	}
+	if info.Description == "" {
+		info.Description = "Publishes agent skills and sub-agents."
+	}
 	c := agentCard{
-		Name: s.server.Name, Version: s.server.Version, Description: s.server.Description, URL: base + "/",
+		Name: info.Name, Version: info.Version, Description: info.Description, URL: base + "/",
 		ProtocolVersion: "0.3.0", DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/markdown"},
 		Capabilities: cardCapabilities{DirectAPI: true}, Skills: make([]cardSkill, 0, len(s.Skills)),
 	}

@@ -234,6 +234,9 @@ func TestFilesystemRules(t *testing.T) {
 				writeFile(t, filepath.Join(dir, f), f, 0o644)
 			}
 		}, Limits{MaxFiles: 3}, skill.RuleLimit},
+		{"dotdot-in-name", func(t *testing.T, dir string) {
+			writeFile(t, filepath.Join(dir, "notes..md"), "x", 0o644)
+		}, Limits{}, skill.RuleResourcePath},
 		{"too-many-bytes", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "a.bin"), strings.Repeat("a", 600), 0o644)
 			writeFile(t, filepath.Join(dir, "b.bin"), strings.Repeat("b", 600), 0o644)

@@ -109,7 +109,7 @@ func (t *treeRoot) listFiles(dir string, lim Limits) ([]file, []skill.Problem) {
 				}
 			case info.Mode().IsRegular():
 				if !validResourcePath(childRel) {
-					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleResourcePath, "file names must be valid UTF-8 without control characters or backslashes; rename the file"))
+					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleResourcePath, "file names must be valid UTF-8 without control characters, backslashes or \"..\"; rename the file"))
 					continue
 				}
 				if lim.MaxFileBytes > 0 && info.Size() > lim.MaxFileBytes {
@@ -140,8 +140,11 @@ func (t *treeRoot) listFiles(dir string, lim Limits) ([]file, []skill.Problem) {
 	return files, ps
 }
 
+// validResourcePath: clients reject an archive or index holding a
+// backslash or ".." anywhere in a path (the skills CLI drops the whole
+// v0.1 index), so "notes..md" is refused too.
 func validResourcePath(p string) bool {
-	if !fs.ValidPath(p) || strings.ContainsRune(p, '\\') {
+	if !fs.ValidPath(p) || strings.ContainsRune(p, '\\') || strings.Contains(p, "..") {
 		return false
 	}
 	for _, r := range p {

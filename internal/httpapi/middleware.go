@@ -101,8 +101,10 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// cors allows browsers on any configured origin to read GET and HEAD
-// responses, and answers preflight requests.
+// cors allows browsers on the configured origin to read responses (GET,
+// HEAD, and POST for check-updates), and answers preflight requests.
+// Credentials are never implied: the admin endpoint needs a bearer token
+// that a browser does not attach by itself.
 func (s *Server) cors(next http.Handler) http.Handler {
 	origin := s.opts.CORSAllowOrigin
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,14 +114,14 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		}
 		h := w.Header()
 		switch r.Method {
-		case http.MethodGet, http.MethodHead:
+		case http.MethodGet, http.MethodHead, http.MethodPost:
 			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Range, X-Total-Count")
+			h.Set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Range, X-Total-Count, X-Request-Id")
 		case http.MethodOptions:
 			if r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Origin", origin)
-				h.Set("Access-Control-Allow-Methods", "GET, HEAD")
-				h.Set("Access-Control-Allow-Headers", "Authorization, If-None-Match, Range")
+				h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match, Range")
 				h.Set("Access-Control-Max-Age", "86400")
 				w.WriteHeader(http.StatusNoContent)
 				return

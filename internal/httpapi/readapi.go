@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -63,7 +64,8 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 			hits = snap.SearchSkills(q)
 		}
 		w.Header().Set("X-Total-Count", strconv.Itoa(len(hits)))
-		page := hits[min(skip, len(hits)):min(skip+take, len(hits))]
+		start := min(skip, len(hits)) // skip+take could overflow; never add them
+		page := hits[start : start+min(take, len(hits)-start)]
 		writeJSONCached(w, http.StatusOK, page, cacheShort)
 	}
 }
@@ -79,19 +81,9 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	var qs []updateQuery
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
-	if err := dec.Decode(&qs); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			s.fail(w, r, fmt.Errorf("%w: the body is over %d bytes", errBadRequest, maxBodyBytes))
-			return
-		}
-		s.fail(w, r, fmt.Errorf("%w: the body must be a JSON array of {\"name\", \"version\"}: %v", errBadRequest, err))
-		return
-	}
-	if len(qs) > maxUpdateChecks {
-		s.fail(w, r, fmt.Errorf("%w: %d items; at most %d per request", errBadRequest, len(qs), maxUpdateChecks))
+	qs, err := decodeUpdateQueries(w, r)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	out := make([]catalog.UpdateCheck, len(qs))
@@ -99,6 +91,42 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 		out[i] = snap.CheckUpdate(q.Name, q.Version)
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// decodeUpdateQueries reads the check-updates body: exactly one JSON
+// array of at most maxUpdateChecks {"name", "version"} objects.
+func decodeUpdateQueries(w http.ResponseWriter, r *http.Request) ([]updateQuery, error) {
+	const shape = `the body must be one JSON array of {"name": "...", "version": "..."}`
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var raw []json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, fmt.Errorf("%w: the body is over %d bytes", errBadRequest, maxBodyBytes)
+		}
+		return nil, fmt.Errorf("%w: %s", errBadRequest, shape)
+	}
+	if raw == nil || dec.More() {
+		return nil, fmt.Errorf("%w: %s", errBadRequest, shape)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: %s, and nothing after it", errBadRequest, shape)
+	}
+	if len(raw) > maxUpdateChecks {
+		return nil, fmt.Errorf("%w: %d items; at most %d per request", errBadRequest, len(raw), maxUpdateChecks)
+	}
+	qs := make([]updateQuery, len(raw))
+	for i, item := range raw {
+		var q struct {
+			Name    *string `json:"name"`
+			Version *string `json:"version"`
+		}
+		if err := json.Unmarshal(item, &q); err != nil || q.Name == nil || q.Version == nil {
+			return nil, fmt.Errorf("%w: item %d: %s, both strings", errBadRequest, i, shape)
+		}
+		qs[i] = updateQuery{Name: *q.Name, Version: *q.Version}
+	}
+	return qs, nil
 }
 
 // handleLegacyFile serves /.well-known/skills/{name}/{path}: a file of the

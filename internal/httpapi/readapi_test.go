@@ -84,7 +84,10 @@ func TestSearch(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"?take=-1", "?skip=x", "?take=1.5", "?skip=-3"} {
+	if names, total := searchNames(t, s, "?skip=9223372036854775807&take=100"); len(names) != 0 || total != "6" {
+		t.Errorf("huge skip: %v total %s, want an empty page", names, total)
+	}
+	for _, bad := range []string{"?take=-1", "?skip=x", "?take=1.5", "?skip=-3", "?skip=99999999999999999999"} {
 		if r := do(t, s, "GET", "/api/v1/skills"+bad); r.code != 400 || !bytes.Contains(r.body, []byte("whole number")) {
 			t.Errorf("%s: %d %s, want 400 with a clear message", bad, r.code, r.body)
 		}
@@ -126,7 +129,7 @@ func TestCheckUpdates(t *testing.T) {
 		t.Errorf("item 0 = %+v", got[0])
 	}
 	many := "[" + strings.TrimSuffix(strings.Repeat(`{"name":"a","version":"1"},`, 101), ",") + "]"
-	for _, bad := range []string{many, "{", `{"name":"a"}`, `[{"name": 5}]`} {
+	for _, bad := range []string{many, "{", `{"name":"a"}`, `[{"name": 5}]`, "null", "", `[] trailing`, `[][]`, `[{"version":"1"}]`, `[{"name":"a"}]`} {
 		if r := post(bad); r.code != 400 {
 			t.Errorf("body %.40q: %d, want 400", bad, r.code)
 		}
