@@ -7,7 +7,14 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.bui
 GO      ?= go
 BIN     := bin/skillserver
 
-.PHONY: help build run test test-short lint golden validate clean
+# Container image (`make docker`; DOCKER=podman works too).
+DOCKER     ?= docker
+IMAGE      ?= skillserver
+REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
+CREATED    ?= $(or $(DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
+IMAGE_ROOT := bin/image-root
+
+.PHONY: help build run test test-short lint golden validate clean docker
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -30,6 +37,20 @@ golden: ## regenerate golden files under testdata/golden
 
 validate: build ## validate the bundled example tree
 	$(BIN) validate --skills testdata/skills --agents testdata/agents
+
+# The image is scratch plus what this builds: a linux binary and the empty
+# /skills and /agents mount points (bin/image-root). BUILDAH_FORMAT=docker
+# makes podman keep the HEALTHCHECK (the OCI format has none); docker
+# ignores it.
+docker: export GOOS := linux
+docker: build ## build the container image IMAGE:VERSION and :latest (DOCKER=podman works)
+	rm -rf $(IMAGE_ROOT)
+	mkdir -p $(IMAGE_ROOT)/skills $(IMAGE_ROOT)/agents
+	BUILDAH_FORMAT=docker $(DOCKER) build \
+		--build-arg VERSION=$(VERSION) \
+		--build-arg REVISION=$(REVISION) \
+		--build-arg CREATED=$(CREATED) \
+		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest .
 
 clean: ## remove build output
 	rm -rf bin

@@ -249,8 +249,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		case err := <-serveErr:
 			return fmt.Errorf("serve: %w", err)
 		case <-ctx.Done():
-			log.Info("shutting down", "timeout", cfg.ShutdownTimeout)
+			log.Info("shutting down", "delay", cfg.ShutdownDelay, "timeout", cfg.ShutdownTimeout)
 			api.SetReady(false)
+			if cfg.ShutdownDelay > 0 {
+				// Keep answering while load balancers notice /readyz is 503.
+				time.Sleep(cfg.ShutdownDelay)
+			}
 			return shutdown(httpServer, cfg.ShutdownTimeout, log)
 		}
 	}

@@ -40,6 +40,7 @@ type Config struct {
 	MaxFiles        int           `mapstructure:"max_files"`
 	MaxTotalBytes   int64         `mapstructure:"max_total_bytes"`
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+	ShutdownDelay   time.Duration `mapstructure:"shutdown_delay"`
 	PageSize        int           `mapstructure:"page_size"`
 	MetricsListen   string        `mapstructure:"metrics_listen"`
 	ServerName      string        `mapstructure:"server_name"`
@@ -90,6 +91,7 @@ var Keys = []Key{
 	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
 	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it (0: no bound)"},
+	{Name: "shutdown_delay", Flag: "shutdown-delay", Default: time.Duration(0), Help: "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 so load balancers stop sending traffic, then drain (e.g. 5s behind Kubernetes)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 }
 
@@ -239,8 +241,8 @@ func (c *Config) validate() error {
 	if c.WatchDebounce <= 0 {
 		errs = append(errs, fmt.Errorf("watch_debounce %s: must be positive", c.WatchDebounce))
 	}
-	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 {
-		errs = append(errs, errors.New("rescan_interval, retention and retention_max_bytes must not be negative"))
+	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 {
+		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes and shutdown_delay must not be negative"))
 	}
 	if c.PageSize < 1 {
 		errs = append(errs, fmt.Errorf("page_size %d: must be at least 1", c.PageSize))

@@ -39,7 +39,8 @@ type Metrics struct {
 	problems      *prometheus.GaugeVec
 	retainedBytes prometheus.Gauge
 	retainedItems prometheus.Gauge
-	retainEvicted prometheus.Gauge
+	retainEvicted prometheus.Counter
+	evictedSeen   int64 // retention's cumulative count at the last reload
 }
 
 // Build labels skillserver_build_info.
@@ -106,9 +107,9 @@ func New(b Build) *Metrics {
 			Namespace: namespace, Name: "retained_artifacts",
 			Help: "Replaced artifacts whose pinned URLs still answer.",
 		}),
-		retainEvicted: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "retained_evicted",
-			Help: "Replaced artifacts dropped before their retention window ended, to stay under retention_max_bytes, since start.",
+		retainEvicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "retained_evicted_total",
+			Help: "Replaced artifacts dropped before their retention window ended, to stay under retention_max_bytes.",
 		}),
 	}
 	f(m.httpRequests)
@@ -170,7 +171,10 @@ func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 	m.reloadSeconds.Observe(res.Duration.Seconds())
 	m.retainedBytes.Set(float64(res.Retention.Bytes))
 	m.retainedItems.Set(float64(res.Retention.Artifacts))
-	m.retainEvicted.Set(float64(res.Retention.Evicted))
+	if d := res.Retention.Evicted - m.evictedSeen; d > 0 {
+		m.retainEvicted.Add(float64(d))
+		m.evictedSeen = res.Retention.Evicted
+	}
 	if res.Err != nil || res.Snapshot == nil {
 		m.reloads.WithLabelValues("failure").Inc()
 		return

@@ -154,3 +154,67 @@ func TestWatcherNamesChangedEntries(t *testing.T) {
 	}
 	expect(t, "", "helper")
 }
+
+// TestWatcherFollowsASwappedRootLink: git-sync publishes by pointing a
+// symlink at a new worktree and deleting the old one. The watch must move
+// to the new target.
+func TestWatcherFollowsASwappedRootLink(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{filepath.Join(a, "one"), filepath.Join(b, "two")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "current")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	r := New(rec, slog.New(slog.DiscardHandler))
+	w, err := NewWatcher(Roots{Skills: link}, 20*time.Millisecond, r, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go w.Run(ctx)
+	go r.Run(ctx)
+	next := func() *catalog.Changes {
+		t.Helper()
+		select {
+		case <-rec.started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no reload")
+		}
+		rec.mu.Lock()
+		c := rec.calls[len(rec.calls)-1]
+		rec.mu.Unlock()
+		rec.release <- struct{}{}
+		return c
+	}
+	// Swap the link atomically, then delete the old worktree.
+	tmp := filepath.Join(base, "tmp-link")
+	if err := os.Symlink(b, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(a); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(); c != nil {
+		t.Fatalf("removing the watched root asked for %+v, want a full rescan", c)
+	}
+	// Now a change in the new worktree must be seen.
+	if err := os.WriteFile(filepath.Join(b, "two", "SKILL.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		c := next()
+		if c != nil && c.Skills["two"] {
+			return
+		}
+	}
+}

@@ -43,25 +43,42 @@ func NewWatcher(roots Roots, debounce time.Duration, r *Reloader, log *slog.Logg
 		return nil, fmt.Errorf("start file watch: %w", err)
 	}
 	w := &Watcher{roots: roots, debounce: debounce, reloader: r, log: log, fsw: fsw}
+	if err := w.resolve(); err != nil {
+		fsw.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// resolve (re)computes the real paths of the roots and watches them. A
+// root reached through a symlink (git-sync swaps one on every sync) is
+// watched at its target; when that target goes away, resolve runs again
+// and follows the link to the new one.
+func (w *Watcher) resolve() error {
 	for _, p := range []struct {
 		in  string
 		out *string
-	}{{roots.Skills, &w.abs.Skills}, {roots.Agents, &w.abs.Agents}} {
+	}{{w.roots.Skills, &w.abs.Skills}, {w.roots.Agents, &w.abs.Agents}} {
 		if p.in == "" {
 			continue
 		}
-		abs, err := filepath.Abs(p.in)
+		real, err := filepath.EvalSymlinks(p.in)
 		if err != nil {
-			fsw.Close()
-			return nil, err
+			return fmt.Errorf("watch %s: %w", p.in, err)
+		}
+		abs, err := filepath.Abs(real)
+		if err != nil {
+			return err
+		}
+		if abs == *p.out {
+			continue
 		}
 		*p.out = abs
 		if err := w.addTree(abs); err != nil {
-			fsw.Close()
-			return nil, err
+			return err
 		}
 	}
-	return w, nil
+	return nil
 }
 
 // addTree watches dir and every non-hidden folder below it.
@@ -133,6 +150,9 @@ func (w *Watcher) Run(ctx context.Context) {
 		case <-fire:
 			timer, fire = nil, nil
 			if full {
+				if err := w.resolve(); err != nil {
+					w.log.Warn("cannot watch a root; reloads need SIGHUP, rescan_interval or POST /-/reload until it is back", "error", err)
+				}
 				w.reloader.Request(nil)
 			} else {
 				changes := pending

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,7 +22,9 @@ func zipOf(t *testing.T, entries map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
-	for name, body := range entries {
+	// Sorted, so the same entries always give the same bytes and digest.
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		body := entries[name]
 		f, err := w.Create(name)
 		if err != nil {
 			t.Fatal(err)

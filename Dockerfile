@@ -1,0 +1,43 @@
+# skillserver container image: the static binary from `make build` and two
+# empty mount points, on scratch. Build it with `make docker` (or
+# `make docker DOCKER=podman`), which builds bin/skillserver and
+# bin/image-root/ first; this file does not compile anything, so it needs no
+# base image and no network.
+#
+# The image holds only:
+#   /skillserver            the binary (entrypoint)
+#   /skills, /agents        empty directories owned by 65532:65532, the
+#                           default roots; mount the real trees over them
+# There is no shell, no /etc/passwd, no CA bundle and no /tmp: skillserver
+# needs none of them (it reads the mounted trees, listens and logs to
+# stderr). See docs/operations.md.
+#
+# The repository has no LICENSE file yet, so the licenses label says
+# NOASSERTION (SPDX for "not stated"); change it when one is added.
+FROM scratch
+
+ARG VERSION=dev
+ARG REVISION=unknown
+ARG CREATED=1970-01-01T00:00:00Z
+
+LABEL org.opencontainers.image.title="skillserver" \
+      org.opencontainers.image.description="Publishes AI-agent skills and sub-agents from a directory over the Agent Skills Discovery RFC feed and a digest-pinned HTTP API" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.source="https://github.com/skillserver/skillserver" \
+      org.opencontainers.image.licenses="NOASSERTION"
+
+COPY --chown=65532:65532 bin/image-root/ /
+COPY bin/skillserver /skillserver
+
+USER 65532:65532
+ENV SKILLSERVER_SKILLS=/skills \
+    SKILLSERVER_AGENTS=/agents
+EXPOSE 8080
+
+HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["/skillserver", "healthcheck"]
+
+ENTRYPOINT ["/skillserver"]
+CMD ["serve"]

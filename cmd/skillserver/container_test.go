@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The container test builds the image with `make docker DOCKER=podman` and
+// runs it the way docs/operations.md tells operators to: read-only root
+// file system, no capabilities, the example tree mounted read-only. It
+// needs podman and runc as root, so it only runs when asked:
+//
+//	SKILLSERVER_CONTAINER_TEST=1 go test -run Container ./cmd/skillserver/
+//
+// .ci/run installs podman and runc and sets SKILLSERVER_CONTAINER_TEST=1.
+
+// podmanGlobal pins what podman would otherwise guess from the host: runc
+// (the Debian package CI installs), cgroupfs and a file event log, which
+// work as root with or without systemd.
+var podmanGlobal = []string{"--runtime", "runc", "--cgroup-manager", "cgroupfs", "--events-backend", "file"}
+
+// podmanRunFlags are the `podman run` flags every container of the test
+// gets. Podman's default RLIMIT_NOFILE/NPROC (1048576) exceed the hard
+// limits of CI's sandbox, where runc then fails with "error setting
+// rlimits"; 1024 is plenty for the server. The rest is the hardening the
+// operations guide recommends, so the test proves the image runs with it.
+var podmanRunFlags = []string{
+	"--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024",
+	"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+}
+
+const (
+	// imageUser is the USER of the Dockerfile.
+	imageUser = "65532:65532"
+	// maxImageBytes guards against the image growing a base layer: it is
+	// one static binary (about 12 MB) and two empty folders.
+	maxImageBytes = 40 << 20
+)
+
+type podman struct {
+	t   *testing.T
+	bin string
+}
+
+func requireContainerTest(t *testing.T) podman {
+	t.Helper()
+	if os.Getenv("SKILLSERVER_CONTAINER_TEST") != "1" {
+		t.Skip("builds and runs the container image with podman; enable with SKILLSERVER_CONTAINER_TEST=1 (as root, with podman and runc installed; .ci/run does)")
+	}
+	for _, tool := range []string{"podman", "runc", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("SKILLSERVER_CONTAINER_TEST=1 but %s is not on PATH (apt-get install podman runc make): %v", tool, err)
+		}
+	}
+	bin, _ := exec.LookPath("podman")
+	return podman{t: t, bin: bin}
+}
+
+// run runs podman with args and returns its stdout; it fails the test on
+// a non-zero exit.
+func (p podman) run(args ...string) string {
+	p.t.Helper()
+	out, err := p.try(args...)
+	if err != nil {
+		p.t.Fatalf("podman %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
+// try runs podman with args and returns its stdout, or an error carrying
+// stderr. Podman's own complaints on stderr (no systemd for healthcheck
+// timers) do not count as failures: only the exit status does.
+func (p podman) try(args ...string) (string, error) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, p.bin, append(append([]string{}, podmanGlobal...), args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), &podmanError{err: err, stderr: stderr.String()}
+	}
+	return stdout.String(), nil
+}
+
+type podmanError struct {
+	err    error
+	stderr string
+}
+
+func (e *podmanError) Error() string { return e.err.Error() + ": " + strings.TrimSpace(e.stderr) }
+
+func uniqueName(prefix string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+}
+
+// buildImage runs `make docker` with podman and returns the image name
+// (tagged :latest) and the version it was tagged with.
+func (p podman) buildImage() (image, version string) {
+	t := p.t
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := uniqueName("localhost/skillserver-test")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "-C", root, "docker",
+		"DOCKER="+p.bin+" "+strings.Join(podmanGlobal, " "), "IMAGE="+name)
+	// No intermediate images: nothing is left behind once the test
+	// removes its tags.
+	cmd.Env = append(os.Environ(), "BUILDAH_LAYERS=false")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make docker DOCKER=podman: %v\n%s", err, out)
+	}
+	t.Logf("make docker DOCKER=podman IMAGE=%s: %s", name, time.Since(start).Round(time.Second))
+
+	version = strings.TrimSpace(p.run("image", "inspect", "--format", `{{index .Config.Labels "org.opencontainers.image.version"}}`, name+":latest"))
+	t.Cleanup(func() {
+		if _, err := p.try("rmi", "--force", name+":latest", name+":"+version); err != nil {
+			t.Logf("remove image %s: %v", name, err)
+		}
+	})
+	if version == "" {
+		t.Fatalf("image %s has no org.opencontainers.image.version label", name)
+	}
+	if _, err := p.try("image", "exists", name+":"+version); err != nil {
+		t.Errorf("image is not tagged with its version %s: %v", version, err)
+	}
+	return name + ":latest", version
+}
+
+// container is one running container and the host URL of its port 8080.
+type container struct {
+	name string
+	url  string
+}
+
+// start runs image detached with the given volumes (host:container:ro),
+// publishing 8080 on a loopback port podman picks, and waits for /readyz.
+// The container is removed when the test ends.
+func (p podman) start(image string, volumes ...string) container {
+	t := p.t
+	t.Helper()
+	c := container{name: uniqueName("skillserver-test")}
+	args := []string{"run", "--detach", "--name", c.name, "--publish", "127.0.0.1::8080"}
+	args = append(args, podmanRunFlags...)
+	for _, v := range volumes {
+		args = append(args, "--volume", v)
+	}
+	args = append(args, image)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := p.logs(c.name)
+			t.Logf("logs of %s:\n%s", c.name, logs)
+		}
+		if _, err := p.try("rm", "--force", "--ignore", "--time", "0", c.name); err != nil {
+			t.Errorf("remove container %s: %v", c.name, err)
+		}
+	})
+	p.run(args...)
+
+	// "127.0.0.1:43117": the host side of the published port.
+	hostPort := strings.TrimSpace(p.run("port", c.name, "8080/tcp"))
+	if _, _, err := net.SplitHostPort(hostPort); err != nil {
+		t.Fatalf("podman port %s 8080/tcp = %q: %v", c.name, hostPort, err)
+	}
+	c.url = "http://" + hostPort
+
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(c.url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return c
+			}
+		}
+		if state := strings.TrimSpace(p.run("inspect", "--format", "{{.State.Status}}", c.name)); state != "running" {
+			logs, _ := p.logs(c.name)
+			t.Fatalf("container %s is %s before it was ready:\n%s", c.name, state, logs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("container %s not ready at %s/readyz within 60s", c.name, c.url)
+	return c
+}
+
+// logs returns what the container wrote to stdout and stderr.
+func (p podman) logs(name string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, p.bin, append(append([]string{}, podmanGlobal...), "logs", name)...).CombinedOutput()
+	return string(out), err
+}
+
+// getBody GETs an absolute URL (testServer.get does not prefix those).
+func getBody(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	return (&testServer{}).get(t, url)
+}
+
+// TestContainerImage builds the image and checks the contract of
+// docs/operations.md: it serves a mounted tree with verifiable digests,
+// reports healthy through its HEALTHCHECK, runs as 65532, reports the
+// version it is tagged with, and exits 0 on SIGTERM.
+func TestContainerImage(t *testing.T) {
+	p := requireContainerTest(t)
+	image, version := p.buildImage()
+
+	size, err := strconv.ParseInt(strings.TrimSpace(p.run("image", "inspect", "--format", "{{.Size}}", image)), 10, 64)
+	if err != nil {
+		t.Fatalf("image size: %v", err)
+	}
+	t.Logf("image %s (version %s): %d bytes (%.1f MB)", image, version, size, float64(size)/1e6)
+	if size > maxImageBytes {
+		t.Errorf("image is %d bytes, more than %d: the image should be the static binary on scratch", size, maxImageBytes)
+	}
+	// podman keeps the HEALTHCHECK beside the OCI config, not in it.
+	var inspect []struct {
+		Config struct {
+			User       string
+			Entrypoint []string
+			Cmd        []string
+			Env        []string
+			Labels     map[string]string
+		}
+		Healthcheck struct{ Test []string }
+	}
+	if err := json.Unmarshal([]byte(p.run("image", "inspect", image)), &inspect); err != nil || len(inspect) != 1 {
+		t.Fatalf("image inspect: %d images, %v", len(inspect), err)
+	}
+	cfg := inspect[0].Config
+	if cfg.User != imageUser {
+		t.Errorf("image USER = %q, want %q", cfg.User, imageUser)
+	}
+	if got := strings.Join(cfg.Entrypoint, " ") + " " + strings.Join(cfg.Cmd, " "); got != "/skillserver serve" {
+		t.Errorf("ENTRYPOINT + CMD = %q, want %q", got, "/skillserver serve")
+	}
+	if got := strings.Join(inspect[0].Healthcheck.Test, " "); got != "CMD /skillserver healthcheck" {
+		t.Errorf("HEALTHCHECK = %q, want CMD /skillserver healthcheck (a podman build without BUILDAH_FORMAT=docker drops it)", got)
+	}
+	for _, env := range []string{"SKILLSERVER_SKILLS=/skills", "SKILLSERVER_AGENTS=/agents"} {
+		if !strings.Contains(strings.Join(cfg.Env, "\n")+"\n", env+"\n") {
+			t.Errorf("image Env %q lacks %s", cfg.Env, env)
+		}
+	}
+	for _, label := range []string{"title", "description", "version", "revision", "created", "source", "licenses"} {
+		if cfg.Labels["org.opencontainers.image."+label] == "" {
+			t.Errorf("label org.opencontainers.image.%s is missing", label)
+		}
+	}
+
+	if out := strings.TrimSpace(p.run("run", "--rm", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024", image, "version")); out != version {
+		t.Errorf("`skillserver version` in the image printed %q, want the image tag %q", out, version)
+	}
+
+	skills, agents := exampleTree(t)
+
+	t.Run("serve", func(t *testing.T) {
+		p := podman{t: t, bin: p.bin}
+		c := p.start(image, skills+":/skills:ro", agents+":/agents:ro")
+
+		resp, body := getBody(t, c.url+"/.well-known/agent-skills/index.json")
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("index: status %d", resp.StatusCode)
+		}
+		var idx rfcIndex
+		if err := json.Unmarshal(body, &idx); err != nil {
+			t.Fatalf("index: %v", err)
+		}
+		var names []string
+		for _, s := range idx.Skills {
+			names = append(names, s.Name)
+			if !strings.HasPrefix(s.URL, c.url+"/api/v1/skills/") {
+				t.Errorf("%s: url %q is not under %s", s.Name, s.URL, c.url)
+				continue
+			}
+			r, b := getBody(t, s.URL)
+			if r.StatusCode != http.StatusOK || sha(b) != s.Digest {
+				t.Errorf("%s: GET %s: status %d digest %s, want %s", s.Name, s.URL, r.StatusCode, sha(b), s.Digest)
+			}
+		}
+		if got, want := strings.Join(names, ","), "code-review,k8s-deploy,release-notes,support-triage,windows-notes"; got != want {
+			t.Errorf("skills = %s, want %s", got, want)
+		}
+
+		var info struct{ Version string }
+		if _, b := getBody(t, c.url+"/api/v1/info"); json.Unmarshal(b, &info) != nil || info.Version != version {
+			t.Errorf("/api/v1/info version = %q, want the image tag %q", info.Version, version)
+		}
+
+		// The image's HEALTHCHECK is `skillserver healthcheck` in the
+		// container; without systemd podman runs no timer, so run it.
+		if out, err := p.try("healthcheck", "run", c.name); err != nil {
+			t.Errorf("podman healthcheck run: %v %s", err, out)
+		}
+		if status := strings.TrimSpace(p.run("inspect", "--format", "{{.State.Health.Status}}", c.name)); status != "healthy" {
+			t.Errorf("health status = %q, want healthy", status)
+		}
+
+		// A scratch image has no shell to exec into: ask podman which user
+		// the process runs as.
+		if user := strings.TrimSpace(p.run("inspect", "--format", "{{.Config.User}}", c.name)); user != imageUser {
+			t.Errorf("container user = %q, want %q", user, imageUser)
+		}
+		top := strings.Fields(p.run("top", c.name, "user", "group", "args"))
+		// USER GROUP COMMAND, then one row: 65532 65532 /skillserver serve
+		if len(top) < 5 || top[3] != "65532" || top[4] != "65532" {
+			t.Errorf("podman top: %q, want the server running as 65532:65532", top)
+		}
+
+		// SIGTERM drains and exits 0; the logs are JSON lines with a
+		// request_id on each request line.
+		p.run("stop", "--time", "20", c.name)
+		if code := strings.TrimSpace(p.run("inspect", "--format", "{{.State.ExitCode}}", c.name)); code != "0" {
+			t.Errorf("exit code after podman stop = %s, want 0", code)
+		}
+		logs, err := p.logs(c.name)
+		if err != nil {
+			t.Fatalf("podman logs: %v", err)
+		}
+		msgs := map[string]int{}
+		for line := range strings.Lines(logs) {
+			if !strings.HasPrefix(line, "{") {
+				continue // podman's own stderr
+			}
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(line), &rec); err != nil {
+				t.Errorf("log line is not JSON: %v: %s", err, line)
+				continue
+			}
+			msg, _ := rec["msg"].(string)
+			msgs[msg]++
+			if id, _ := rec["request_id"].(string); msg == "request" && id == "" {
+				t.Errorf("request log line without request_id: %s", line)
+			}
+		}
+		for _, msg := range []string{"listening", "reload", "request", "shutting down"} {
+			if msgs[msg] == 0 {
+				t.Errorf("no %q log line in:\n%s", msg, logs)
+			}
+		}
+	})
+
+	// Mounting only /skills is enough: the image's empty /agents keeps the
+	// explicitly configured SKILLSERVER_AGENTS valid.
+	t.Run("skills only", func(t *testing.T) {
+		p := podman{t: t, bin: p.bin}
+		c := p.start(image, skills+":/skills:ro")
+		resp, body := getBody(t, c.url+"/subagents/v1/index.json")
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("/subagents/v1/index.json: status %d, want 200 (an empty tree):\n%s", resp.StatusCode, body)
+		}
+		var info struct{ Skills, Agents int }
+		if _, b := getBody(t, c.url+"/api/v1/info"); json.Unmarshal(b, &info) != nil || info.Skills != 5 || info.Agents != 0 {
+			t.Errorf("/api/v1/info: %+v, want 5 skills and 0 sub-agents", info)
+		}
+	})
+}
