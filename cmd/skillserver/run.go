@@ -35,7 +35,7 @@ const (
   skillserver serve    [--config FILE] [--listen ADDR] [--skills DIR] [--agents DIR] [--base-url URL]
   skillserver validate [--config FILE] [--skills DIR] [--agents DIR] [--format text|json]
   skillserver version
-  skillserver healthcheck [--url URL]
+  skillserver healthcheck [--config FILE] [--listen ADDR] [--url URL]
 `
 )
 
@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, version)
 		return exitOK
 	case "healthcheck":
-		err = healthcheck(ctx, rest, getenv)
+		err = healthcheck(ctx, rest, getenv, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageSummary)
 		return exitOK
@@ -161,6 +161,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// runCtx outlives the signal: the reloader, the watch and requests run
+	// until serve returns, after the drain.
+	runCtx, cancelRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRun()
 
 	retention := cfg.Retention
 	if retention == 0 {
@@ -193,7 +197,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Requests must not see the shutdown signal: they keep working
+		// through shutdown_delay and the drain.
+		BaseContext: func(net.Listener) context.Context { return runCtx },
 	}
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- httpServer.Serve(ln) }()
@@ -224,14 +230,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		if err != nil {
 			log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err)
 		} else {
-			go w.Run(ctx)
+			go w.Run(runCtx)
 		}
 	}
 	if _, err := cat.Reload(ctx); err != nil {
 		shutdown(httpServer, cfg.ShutdownTimeout, log)
 		return fmt.Errorf("initial scan: %w", err)
 	}
-	go reloader.Run(ctx)
+	go reloader.Run(runCtx)
 	api.SetReady(true)
 
 	var rescan <-chan time.Time
@@ -321,26 +327,24 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 
 // healthcheck exits 0 when /readyz answers 200; it is the container
 // image's HEALTHCHECK, since a scratch image has no curl.
-func healthcheck(ctx context.Context, args []string, getenv func(string) string) error {
-	fs := pflag.NewFlagSet("healthcheck", pflag.ContinueOnError)
-	target := fs.String("url", "", "readiness URL (default: http://127.0.0.1:<port of SKILLSERVER_LISTEN>/readyz)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %w", config.ErrUsage, err)
+func healthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	var target string
+	cfg, _, err := loadConfig("healthcheck", args, getenv, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
+		fs.StringVar(&target, "url", "", "readiness URL (default: http://127.0.0.1:<port of the listen setting>/readyz)")
+	})
+	if err != nil {
+		return err
 	}
-	if *target == "" {
-		listen := getenv(config.EnvPrefix + "LISTEN")
-		if listen == "" {
-			listen = ":8080"
-		}
-		_, port, err := net.SplitHostPort(listen)
+	if target == "" {
+		_, port, err := net.SplitHostPort(cfg.Listen)
 		if err != nil {
-			return fmt.Errorf("%w: %s%s=%q: %w", config.ErrUsage, config.EnvPrefix, "LISTEN", listen, err)
+			return fmt.Errorf("%w: listen %q: %w", config.ErrUsage, cfg.Listen, err)
 		}
-		*target = "http://127.0.0.1:" + port + "/readyz"
+		target = "http://127.0.0.1:" + port + "/readyz"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *target, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		return fmt.Errorf("%w: --url: %w", config.ErrUsage, err)
 	}
@@ -351,7 +355,7 @@ func healthcheck(ctx context.Context, args []string, getenv func(string) string)
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", *target, strings.TrimSpace(resp.Status))
+		return fmt.Errorf("%s answered %s", target, strings.TrimSpace(resp.Status))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,5 +87,27 @@ func TestServeRejectsMissingExplicitDir(t *testing.T) {
 	code, _, errOut := runCmd(t, nil, "serve", "--listen", "127.0.0.1:0", "--skills", filepath.Join(t.TempDir(), "missing"))
 	if code != 2 || !strings.Contains(errOut, "does not exist") {
 		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	skills, _ := exampleTree(t)
+	ts := startServer(t, "--skills", skills)
+	_, port, _ := strings.Cut(strings.TrimPrefix(ts.URL, "http://"), ":")
+	if code, _, errOut := runCmd(t, nil, "healthcheck", "--url", ts.URL+"/readyz"); code != 0 {
+		t.Errorf("--url: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := runCmd(t, map[string]string{"SKILLSERVER_LISTEN": "127.0.0.1:" + port}, "healthcheck"); code != 0 {
+		t.Errorf("listen from the environment: exit %d: %s", code, errOut)
+	}
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: \":"+port+"\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCmd(t, nil, "healthcheck", "--config", cfg); code != 0 {
+		t.Errorf("listen from the config file: exit %d: %s", code, errOut)
+	}
+	if code, _, _ := runCmd(t, nil, "healthcheck", "--url", ts.URL+"/nope"); code != 1 {
+		t.Errorf("a 404 is unhealthy: exit %d, want 1", code)
 	}
 }

@@ -40,6 +40,8 @@ type SkillVersion struct {
 	Archive     content.Digest // empty for TypeSkillMD
 	Resources   []Resource     // sorted by path; excludes SKILL.md
 	Metadata    map[string]string
+	// MetadataLists holds the metadata values that were YAML lists.
+	MetadataLists map[string][]string
 	// Subagent is metadata.subagent when it is a valid name: the sub-agent
 	// this skill routes to (routesToSubagent in the native tree).
 	Subagent    string
@@ -88,15 +90,16 @@ func (a *Agent) Version(v string) (*AgentVersion, bool) {
 
 // AgentVersion is one immutable, validated agent-md file.
 type AgentVersion struct {
-	Name        string
-	Version     string
-	Declared    bool
-	Description string
-	Digest      content.Digest
-	Metadata    map[string]string
-	PublishedAt time.Time
-	Source      string
-	Generation  uint64 // snapshot generation that read it from disk
+	Name          string
+	Version       string
+	Declared      bool
+	Description   string
+	Digest        content.Digest
+	Metadata      map[string]string
+	MetadataLists map[string][]string
+	PublishedAt   time.Time
+	Source        string
+	Generation    uint64 // snapshot generation that read it from disk
 }
 
 func newAgent(name string, versions []*AgentVersion) *Agent {

@@ -74,17 +74,23 @@ const (
 	APISubagentsRoot = "/api/v1/subagents"
 )
 
-// splitList reads a metadata value that holds a list: YAML lists are
-// joined with ", " by the parser, and authors write "a, b" too.
-func splitList(s string) []string {
+// metaList reads a metadata value that holds a list: a YAML list as it
+// was written, else a string split at commas ("a, b").
+func metaList(meta map[string]string, lists map[string][]string, key string) []string {
+	if l, ok := lists[key]; ok {
+		return l
+	}
 	out := []string{}
-	for _, part := range strings.Split(s, ",") {
+	for _, part := range strings.Split(meta[key], ",") {
 		if p := strings.TrimSpace(part); p != "" {
 			out = append(out, p)
 		}
 	}
 	return out
 }
+
+func (v *SkillVersion) list(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
+func (v *AgentVersion) list(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
 
 // searchIndexes are built on the first search of a snapshot, once.
 type searchIndexes struct {
@@ -96,12 +102,12 @@ func (s *Snapshot) indexes() *searchIndexes {
 	s.search.once.Do(func() {
 		docs := make([]search.Doc, len(s.Skills))
 		for i, sk := range s.Skills {
-			docs[i] = search.Doc{Name: sk.Name, Description: sk.Latest.Description, Tags: splitList(sk.Latest.Metadata["tags"])}
+			docs[i] = search.Doc{Name: sk.Name, Description: sk.Latest.Description, Tags: sk.Latest.list("tags")}
 		}
 		s.search.skills = search.New(docs)
 		docs = make([]search.Doc, len(s.Agents))
 		for i, a := range s.Agents {
-			docs[i] = search.Doc{Name: a.Name, Description: a.Latest.Description, Tags: splitList(a.Latest.Metadata["tags"])}
+			docs[i] = search.Doc{Name: a.Name, Description: a.Latest.Description, Tags: a.Latest.list("tags")}
 		}
 		s.search.agent = search.New(docs)
 	})
@@ -115,7 +121,7 @@ func (s *Snapshot) SearchSkills(q string) []Summary {
 	for i, h := range hits {
 		sk := s.Skills[h]
 		out[i] = Summary{Name: sk.Name, Description: sk.Latest.Description, LatestVersion: sk.Latest.Version,
-			VersionCount: len(sk.Versions), Tags: splitList(sk.Latest.Metadata["tags"]), Href: APISkillsRoot + "/" + sk.Name}
+			VersionCount: len(sk.Versions), Tags: sk.Latest.list("tags"), Href: APISkillsRoot + "/" + sk.Name}
 	}
 	return out
 }
@@ -127,7 +133,7 @@ func (s *Snapshot) SearchAgents(q string) []Summary {
 	for i, h := range hits {
 		a := s.Agents[h]
 		out[i] = Summary{Name: a.Name, Description: a.Latest.Description, LatestVersion: a.Latest.Version,
-			VersionCount: len(a.Versions), Tags: splitList(a.Latest.Metadata["tags"]), Href: APISubagentsRoot + "/" + a.Name}
+			VersionCount: len(a.Versions), Tags: a.Latest.list("tags"), Href: APISubagentsRoot + "/" + a.Name}
 	}
 	return out
 }
@@ -286,7 +292,7 @@ func (s *Snapshot) agentCard(base string) agentCard {
 		v := sk.Latest
 		c.Skills = append(c.Skills, cardSkill{
 			ID: strings.ReplaceAll(sk.Name, "-", "_"), Name: titleCase(sk.Name), Description: v.Description,
-			Tags: splitList(v.Metadata["tags"]), Examples: splitList(v.Metadata["examples"]),
+			Tags: v.list("tags"), Examples: v.list("examples"),
 		})
 	}
 	return c

@@ -230,13 +230,14 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 	}
 	s.blobs.PutDigested(digest, data)
 	v := &AgentVersion{
-		Name:        name,
-		Description: a.Description,
-		Metadata:    a.Metadata,
-		Digest:      digest,
-		Source:      report,
-		Generation:  s.generation,
-		PublishedAt: info.ModTime().UTC().Truncate(time.Second),
+		Name:          name,
+		Description:   a.Description,
+		Metadata:      a.Metadata,
+		MetadataLists: a.MetadataLists,
+		Digest:        digest,
+		Source:        report,
+		Generation:    s.generation,
+		PublishedAt:   info.ModTime().UTC().Truncate(time.Second),
 	}
 	switch {
 	case fileVersion != "":

@@ -335,13 +335,14 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 	}
 
 	v := &SkillVersion{
-		Name:        name,
-		Description: sk.Description,
-		Metadata:    sk.Metadata,
-		Source:      s.t.report(dir),
-		Generation:  s.generation,
-		SkillMD:     digests[skillFile],
-		Type:        TypeSkillMD,
+		Name:          name,
+		Description:   sk.Description,
+		Metadata:      sk.Metadata,
+		MetadataLists: sk.MetadataLists,
+		Source:        s.t.report(dir),
+		Generation:    s.generation,
+		SkillMD:       digests[skillFile],
+		Type:          TypeSkillMD,
 	}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))

@@ -444,3 +444,16 @@ func TestLayoutEdgeCases(t *testing.T) {
 		t.Errorf("file notes and folder Notes/ not reported: %v", snap.Problems)
 	}
 }
+
+func TestMetadataListsKeepTheirItems(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), "---\nname: a\ndescription: d\nmetadata:\n  examples:\n    - Review this, then that\n    - Second\n  tags: x, y\n---\n", 0o644)
+	snap := scanTree(t, Source{SkillsDir: root})
+	a, _ := snap.Skill("a")
+	if got := a.Latest.list("examples"); len(got) != 2 || got[0] != "Review this, then that" {
+		t.Errorf("examples = %q: a YAML list item holding a comma must stay one item", got)
+	}
+	if got := a.Latest.list("tags"); len(got) != 2 || got[1] != "y" {
+		t.Errorf("tags = %q: a comma-separated string splits", got)
+	}
+}

@@ -37,7 +37,7 @@ type manifestV1 struct {
 	Skills         link  `json:"skills"`
 	Subagents      *link `json:"subagents,omitempty"`
 	SkillSearch    link  `json:"skillSearch"`
-	SubagentSearch link  `json:"subagentSearch"`
+	SubagentSearch *link `json:"subagentSearch,omitempty"`
 }
 
 type treeIndexDoc struct {
@@ -248,13 +248,15 @@ func (c collection) identity(name string) (identityDoc, bool) {
 
 func (s *Snapshot) manifest() manifestDoc {
 	v1 := manifestV1{
-		Self:           link{"/manifest.json"},
-		Skills:         link{indexHref(SkillTreeRoot)},
-		SkillSearch:    link{"/api/v1/skills"},
-		SubagentSearch: link{"/api/v1/subagents"},
+		Self:        link{"/manifest.json"},
+		Skills:      link{indexHref(SkillTreeRoot)},
+		SkillSearch: link{"/api/v1/skills"},
 	}
+	// Every advertised href answers 200: without a sub-agent source, both
+	// sub-agent links would be 404s.
 	if s.AgentsConfigured {
 		v1.Subagents = &link{indexHref(SubagentTreeRoot)}
+		v1.SubagentSearch = &link{APISubagentsRoot}
 	}
 	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
 }

@@ -75,7 +75,7 @@ var Keys = []Key{
 	{Name: "agents", Flag: "agents", Default: "./agents", Help: "sub-agents root directory; when the default is missing, no sub-agent source is configured (the sub-agent tree answers 404)"},
 	{Name: "base_url", Flag: "base-url", Default: "", Help: "public base URL for absolute artifact URLs (e.g. https://skills.example.com); empty derives it from each request"},
 	{Name: "trust_proxy", Flag: "trust-proxy", Default: false, Help: "derive the base URL from X-Forwarded-Proto and X-Forwarded-Host when base_url is empty; enable only behind a proxy that sets them"},
-	{Name: "cors_allow_origin", Flag: "cors-allow-origin", Default: "*", Help: "Access-Control-Allow-Origin sent on GET and HEAD responses; empty sends none"},
+	{Name: "cors_allow_origin", Flag: "cors-allow-origin", Default: "*", Help: "Access-Control-Allow-Origin sent on GET, HEAD and POST responses and preflights; empty sends none (set it empty in the file or with the flag: an empty environment variable counts as unset)"},
 	{Name: "log_format", Flag: "log-format", Default: "auto", Help: "log format: auto (text on a terminal, JSON otherwise), json or text"},
 	{Name: "log_level", Flag: "log-level", Default: "info", Help: "log level: debug, info, warn or error"},
 	{Name: "max_file_bytes", Flag: "max-file-bytes", Default: int64(10 << 20), Help: "largest file a skill version may hold, in bytes (0: no limit)"},

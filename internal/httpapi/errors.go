@@ -14,6 +14,7 @@ var (
 	errBadRequest       = errors.New("bad request")
 	errMethodNotAllowed = errors.New("method not allowed")
 	errNotReady         = errors.New("not ready: the first scan has not finished")
+	errShuttingDown     = errors.New("not ready: shutting down")
 )
 
 var errorTable = []struct {
@@ -25,6 +26,7 @@ var errorTable = []struct {
 	{errBadRequest, http.StatusBadRequest, "bad_request"},
 	{errMethodNotAllowed, http.StatusMethodNotAllowed, "method_not_allowed"},
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
+	{errShuttingDown, http.StatusServiceUnavailable, "not_ready"},
 	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{errForbidden, http.StatusForbidden, "forbidden"},
 	{errReloadFailed, http.StatusServiceUnavailable, "reload_failed"},

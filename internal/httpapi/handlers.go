@@ -331,8 +331,12 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	snap := s.cat.Current()
-	if !s.ready.Load() || snap == nil {
+	switch {
+	case snap == nil:
 		s.fail(w, r, errNotReady)
+		return
+	case !s.ready.Load():
+		s.fail(w, r, errShuttingDown)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "generation": snap.Generation})

@@ -193,7 +193,7 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 		rec.release <- struct{}{}
 		return c
 	}
-	// Swap the link atomically, then delete the old worktree.
+	// Swap the link atomically; the flip alone must be noticed.
 	tmp := filepath.Join(base, "tmp-link")
 	if err := os.Symlink(b, tmp); err != nil {
 		t.Fatal(err)
@@ -201,11 +201,15 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 	if err := os.Rename(tmp, link); err != nil {
 		t.Fatal(err)
 	}
+	if c := next(); c != nil {
+		t.Fatalf("flipping the root's link asked for %+v, want a full rescan", c)
+	}
+	// git-sync deletes the old worktree later; that is a full rescan too.
 	if err := os.RemoveAll(a); err != nil {
 		t.Fatal(err)
 	}
 	if c := next(); c != nil {
-		t.Fatalf("removing the watched root asked for %+v, want a full rescan", c)
+		t.Fatalf("removing the old root asked for %+v, want a full rescan", c)
 	}
 	// Now a change in the new worktree must be seen.
 	if err := os.WriteFile(filepath.Join(b, "two", "SKILL.md"), []byte("x"), 0o644); err != nil {

@@ -33,6 +33,9 @@ type Watcher struct {
 	reloader *Reloader
 	log      *slog.Logger
 	fsw      *fsnotify.Watcher
+	// linkDirs hold a symlink on the way to a root (git-sync's "current");
+	// they are watched, not recursively, so a flip of the link is seen.
+	linkDirs map[string]bool
 }
 
 // NewWatcher starts watching roots. Close it, or cancel the context given
@@ -42,7 +45,7 @@ func NewWatcher(roots Roots, debounce time.Duration, r *Reloader, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("start file watch: %w", err)
 	}
-	w := &Watcher{roots: roots, debounce: debounce, reloader: r, log: log, fsw: fsw}
+	w := &Watcher{roots: roots, debounce: debounce, reloader: r, log: log, fsw: fsw, linkDirs: map[string]bool{}}
 	if err := w.resolve(); err != nil {
 		fsw.Close()
 		return nil, err
@@ -62,6 +65,9 @@ func (w *Watcher) resolve() error {
 		if p.in == "" {
 			continue
 		}
+		if err := w.watchLinkDirs(p.in); err != nil {
+			return err
+		}
 		real, err := filepath.EvalSymlinks(p.in)
 		if err != nil {
 			return fmt.Errorf("watch %s: %w", p.in, err)
@@ -77,6 +83,31 @@ func (w *Watcher) resolve() error {
 		if err := w.addTree(abs); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// watchLinkDirs watches the folder holding each symlink on the path to a
+// root, so replacing the link (git-sync's flip) is an event.
+func (w *Watcher) watchLinkDirs(root string) error {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	prefix := string(filepath.Separator)
+	for _, part := range strings.Split(strings.TrimPrefix(abs, prefix), string(filepath.Separator)) {
+		next := filepath.Join(prefix, part)
+		info, err := os.Lstat(next)
+		if err != nil {
+			return nil // the rest does not exist yet; EvalSymlinks reports it
+		}
+		if info.Mode()&fs.ModeSymlink != 0 && !w.linkDirs[prefix] {
+			if err := w.fsw.Add(prefix); err != nil {
+				return fmt.Errorf("watch %s: %w", prefix, err)
+			}
+			w.linkDirs[prefix] = true
+		}
+		prefix = next
 	}
 	return nil
 }
@@ -167,6 +198,9 @@ func (w *Watcher) Run(ctx context.Context) {
 // the event cannot be attributed to one (the root itself), which asks for
 // a full rescan.
 func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) bool {
+	if w.linkDirs[filepath.Dir(ev.Name)] && !w.underRoot(ev.Name) {
+		return false // a link on the way to a root may have moved
+	}
 	if ev.Has(fsnotify.Create) {
 		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
 			if err := w.addTree(ev.Name); err != nil {
@@ -201,4 +235,13 @@ func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) bool {
 		return true
 	}
 	return true
+}
+
+func (w *Watcher) underRoot(p string) bool {
+	for _, root := range []string{w.abs.Skills, w.abs.Agents} {
+		if root != "" && (p == root || strings.HasPrefix(p, root+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
 }

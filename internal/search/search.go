@@ -84,19 +84,26 @@ func New(docs []Doc) *Index {
 	return ix
 }
 
-// Terms splits text into lowercase stemmed words.
+// Terms splits text into lowercase stemmed words, leaving out English
+// stop words ("a", "to", "the"), which would match nearly everything.
 func Terms(text string) []string {
 	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
 	out := words[:0]
 	for _, w := range words {
+		if english.IsStopWord(w) {
+			continue
+		}
 		if s := english.Stem(w, false); s != "" {
 			out = append(out, s)
 		}
 	}
 	return out
 }
+
+// minPrefix is the shortest last word that also matches as a prefix.
+const minPrefix = 3
 
 // Search returns the positions of matching docs, best first. An empty
 // query matches every doc, in name order.
@@ -154,7 +161,7 @@ func (ix *Index) bm25(q string) []float64 {
 	n := float64(len(ix.docs))
 	for i, t := range terms {
 		matches := map[string]float64{t: 1}
-		if i == len(terms)-1 {
+		if i == len(terms)-1 && len(t) >= minPrefix {
 			for j := sort.SearchStrings(ix.terms, t); j < len(ix.terms) && strings.HasPrefix(ix.terms[j], t); j++ {
 				if ix.terms[j] != t {
 					matches[ix.terms[j]] = prefixDiscount

@@ -20,6 +20,7 @@ type Agent struct {
 	Visibility             string
 	EmitStructuredFindings bool
 	Metadata               map[string]string
+	MetadataLists          map[string][]string // the values that were YAML lists
 	// Version is the declared version (version, else metadata.version), or
 	// "" when none is declared.
 	Version string
@@ -85,11 +86,11 @@ func ParseAgent(path, want string, data []byte) (Agent, []Problem) {
 			}
 			a.Version, haveTop = v, true
 		case "metadata":
-			m, err := stringMap(f.value)
+			m, lists, err := stringMap(f.value)
 			if err != nil {
 				errf(RuleMetadata, "metadata %s", err)
 			}
-			a.Metadata = m
+			a.Metadata, a.MetadataLists = m, lists
 		default:
 			ps = append(ps, Warnf(path, RuleUnknownKey, "unknown front matter key %q is ignored (keys are camelCase: tools, modelRole, timeoutSeconds, prefillTimeoutSeconds, visibility, emitStructuredFindings, version, metadata)", f.key))
 		}

@@ -76,20 +76,22 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
 }
 
-// stringMap decodes a mapping whose values are scalars or lists of scalars
-// (joined with ", ").
-func stringMap(n *yaml.Node) (map[string]string, error) {
+// stringMap decodes a mapping whose values are scalars or lists of scalars.
+// A list is joined with ", " in the string map, and also kept as a list,
+// so an item holding a comma ("Review this, then that") stays one item.
+func stringMap(n *yaml.Node) (map[string]string, map[string][]string, error) {
 	if isNull(n) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, errors.New("must be a mapping of keys to strings")
+		return nil, nil, errors.New("must be a mapping of keys to strings")
 	}
 	m := make(map[string]string, len(n.Content)/2)
+	var lists map[string][]string
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i].Value, n.Content[i+1]
 		if _, dup := m[k]; dup {
-			return nil, fmt.Errorf("key %q appears twice", k)
+			return nil, nil, fmt.Errorf("key %q appears twice", k)
 		}
 		switch {
 		case isNull(v):
@@ -101,16 +103,20 @@ func stringMap(n *yaml.Node) (map[string]string, error) {
 			for _, item := range v.Content {
 				s, ok := scalar(item)
 				if !ok {
-					return nil, fmt.Errorf("key %q: list items must be strings", k)
+					return nil, nil, fmt.Errorf("key %q: list items must be strings", k)
 				}
 				parts = append(parts, s)
 			}
 			m[k] = strings.Join(parts, ", ")
+			if lists == nil {
+				lists = map[string][]string{}
+			}
+			lists[k] = parts
 		default:
-			return nil, fmt.Errorf("key %q: value must be a string or a list of strings, not a mapping", k)
+			return nil, nil, fmt.Errorf("key %q: value must be a string or a list of strings, not a mapping", k)
 		}
 	}
-	return m, nil
+	return m, lists, nil
 }
 
 // stringList accepts a string or a list of strings and returns them joined

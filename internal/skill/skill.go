@@ -19,7 +19,8 @@ type Skill struct {
 	License       string
 	Compatibility string
 	AllowedTools  string
-	Metadata      map[string]string // nil when absent
+	Metadata      map[string]string   // nil when absent; lists joined with ", "
+	MetadataLists map[string][]string // the values that were YAML lists, as lists
 	// Version is the declared version (metadata.version, else a top-level
 	// version), or "" when none is declared.
 	Version string
@@ -80,11 +81,11 @@ func ParseSkill(path, folder string, data []byte) (Skill, []Problem) {
 			}
 			s.AllowedTools = v
 		case "metadata":
-			m, err := stringMap(f.value)
+			m, lists, err := stringMap(f.value)
 			if err != nil {
 				errf(RuleMetadata, "metadata %s", err)
 			}
-			s.Metadata = m
+			s.Metadata, s.MetadataLists = m, lists
 		case "version":
 			v, ok := scalar(f.value)
 			if !ok {

@@ -26,8 +26,8 @@ func TestParseSkill(t *testing.T) {
 			}},
 		{name: "metadata list joined", data: "---\nname: demo\ndescription: d\nmetadata:\n  tags: [a, b]\n---\n",
 			check: func(t *testing.T, s Skill) {
-				if s.Metadata["tags"] != "a, b" {
-					t.Errorf("tags = %q", s.Metadata["tags"])
+				if s.Metadata["tags"] != "a, b" || len(s.MetadataLists["tags"]) != 2 {
+					t.Errorf("tags = %q, list %q", s.Metadata["tags"], s.MetadataLists["tags"])
 				}
 			}},
 		{name: "metadata version keeps its text", data: "---\nname: demo\ndescription: d\nmetadata:\n  version: 1.10\n---\n",
