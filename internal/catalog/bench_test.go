@@ -723,10 +723,11 @@ func BenchmarkReloadOneSkillUpdate(b *testing.B) { benchReloadOneSkill(b, false)
 // same touch, then a full Reload (unchanged files come from the cache).
 func BenchmarkReloadOneSkillFull(b *testing.B) { benchReloadOneSkill(b, true) }
 
-// benchCatalogs holds one loaded Catalog per reload mode for the whole
-// process: the framework calls a benchmark several times (b.N probing,
-// -count), and each cold load costs seconds. Its state carries over, as in
-// a running server.
+// benchCatalogs holds the loaded Catalog of the last reload mode used, for
+// the whole process: the framework calls a benchmark several times (b.N
+// probing, -count), and each cold load costs seconds. Its state carries
+// over, as in a running server. Only one is alive at a time, as in a
+// server, so the other's heap does not slow the garbage collector.
 var benchCatalogs struct {
 	sync.Mutex
 	byMode   map[string]*Catalog
@@ -739,6 +740,8 @@ func benchCatalog(b *testing.B, tree *benchTree, mode string) *Catalog {
 	if c, ok := benchCatalogs.byMode[mode]; ok {
 		return c
 	}
+	clear(benchCatalogs.byMode)
+	runtime.GC()
 	c := New(tree.source(), slog.New(slog.DiscardHandler), Options{})
 	snap, err := c.Reload(context.Background())
 	if err != nil {
