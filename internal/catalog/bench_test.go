@@ -667,8 +667,9 @@ func procStatusBytes(field string) (int64, bool) {
 //   - B/op, allocs/op: everything the scan allocated (TotalAlloc), garbage
 //     included.
 //   - live-heap-B: HeapInuse after two GCs with the last snapshot alive,
-//     minus HeapInuse before the loop: what a server holds for the
-//     snapshot and its file cache's share (Build's cache dies with it).
+//     minus HeapInuse before the loop: what the snapshot alone keeps
+//     alive. Build's file cache is garbage by then; a Catalog's cache
+//     shares the snapshot's byte slices, so it adds little to this.
 //   - peak-rss-B: the process's VmHWM during the loop, after returning
 //     free memory to the OS and resetting VmHWM before it. It includes the
 //     Go runtime and whatever else the process holds, and depends on GOGC.

@@ -5,26 +5,44 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // scanCache lets a rescan skip unchanged work: files whose path, size,
 // modification time and inode are unchanged are not re-read or re-hashed,
-// and archives of unchanged file sets are not rebuilt. A Catalog keeps one
-// across reloads; each scan records what it used in a fresh generation, so
-// entries for deleted files do not accumulate and a failed scan leaves the
-// previous generation intact.
+// unchanged front matter is not parsed again, and archives of unchanged
+// file sets are not rebuilt. A Catalog keeps one across reloads.
+//
+// It is kept per top-level entry (one skill folder, one agent name), so a
+// reload that rescans one entry replaces one entry's cache, and entries
+// that disappeared take their cache with them. Each scan of an entry
+// writes a fresh entryCache from what it used; commit makes those the
+// cache, and a failed scan commits nothing.
 type scanCache struct {
-	files map[string]cachedFile
-	zips  map[string]cachedZip
-	// next collects the entries the running scan used.
-	nextFiles map[string]cachedFile
-	nextZips  map[string]cachedZip
-	// Hits and misses of the running scan, for the reload log.
-	fileHits, fileMisses int
+	entries map[string]*entryCache // committed; read by scans, written by commit only
+
+	mu   sync.Mutex
+	next map[string]*entryCache // written by the running scan
+
+	hits, misses atomic.Int64 // files taken from the cache / read, this scan
+}
+
+type entryCache struct {
+	files  map[string]cachedFile
+	zips   map[string]cachedZip
+	skills map[string]parsedSkill // by SKILL.md path
+	agents map[string]parsedAgent // by agent file path
+}
+
+func newEntryCache() *entryCache {
+	return &entryCache{files: map[string]cachedFile{}, zips: map[string]cachedZip{},
+		skills: map[string]parsedSkill{}, agents: map[string]parsedAgent{}}
 }
 
 type cachedFile struct {
@@ -41,39 +59,71 @@ type cachedZip struct {
 	data   []byte
 }
 
+type parsedSkill struct {
+	digest   content.Digest
+	folder   string
+	skill    skill.Skill
+	problems []skill.Problem
+}
+
+type parsedAgent struct {
+	digest   content.Digest
+	want     string
+	agent    skill.Agent
+	problems []skill.Problem
+}
+
 // inDoubt is how close to the moment it was read a file's modification
 // time may be before the cache no longer trusts it: a write in the same
 // timestamp tick as the read would otherwise go unnoticed.
 const inDoubt = 2 * time.Second
 
 func newScanCache() *scanCache {
-	return &scanCache{files: map[string]cachedFile{}, zips: map[string]cachedZip{}}
+	return &scanCache{entries: map[string]*entryCache{}}
 }
 
 func (c *scanCache) begin() {
-	c.nextFiles = make(map[string]cachedFile, len(c.files))
-	c.nextZips = make(map[string]cachedZip, len(c.zips))
-	c.fileHits, c.fileMisses = 0, 0
+	c.next = map[string]*entryCache{}
+	c.hits.Store(0)
+	c.misses.Store(0)
 }
 
-// commit makes the finished scan's entries the cache. After a partial
-// scan, entries of the previous generation stay while the new snapshot
-// still holds their bytes (they belong to entries that were reused).
-func (c *scanCache) commit(store *content.Store, partial bool) {
-	if partial {
-		for k, e := range c.files {
-			if _, ok := c.nextFiles[k]; !ok && store.Has(e.digest) {
-				c.nextFiles[k] = e
-			}
-		}
-		for k, e := range c.zips {
-			if _, ok := c.nextZips[k]; !ok && store.Has(e.digest) {
-				c.nextZips[k] = e
+// commit makes the finished scan's entry caches the cache. After a full
+// scan they replace everything; after a partial one, only the entries that
+// were rescanned (an entry without a new cache was removed).
+func (c *scanCache) commit(full bool, rescanned []string) {
+	if full {
+		c.entries = c.next
+	} else {
+		for _, k := range rescanned {
+			if e, ok := c.next[k]; ok {
+				c.entries[k] = e
+			} else {
+				delete(c.entries, k)
 			}
 		}
 	}
-	c.files, c.zips = c.nextFiles, c.nextZips
-	c.nextFiles, c.nextZips = nil, nil
+	c.next = nil
+}
+
+// entryScan is the cache as one entry's scan sees it: the previous
+// generation to read from, and the new one it fills.
+type entryScan struct {
+	c    *scanCache
+	key  string
+	prev *entryCache // nil when the entry was not cached
+	next *entryCache
+}
+
+func (c *scanCache) open(key string) *entryScan {
+	return &entryScan{c: c, key: key, prev: c.entries[key], next: newEntryCache()}
+}
+
+// close hands the entry's new cache to the running scan.
+func (e *entryScan) close() {
+	e.c.mu.Lock()
+	e.c.next[e.key] = e.next
+	e.c.mu.Unlock()
 }
 
 func inodeOf(info fs.FileInfo) uint64 {
@@ -83,45 +133,64 @@ func inodeOf(info fs.FileInfo) uint64 {
 	return 0
 }
 
-// lookup returns the cached bytes of the file key when info shows it
-// unchanged since it was read.
-func (c *scanCache) lookup(key string, info fs.FileInfo) (cachedFile, bool) {
-	e, ok := c.files[key]
-	if !ok || e.size != info.Size() || e.mtime != info.ModTime().UnixNano() || e.inode != inodeOf(info) {
-		return cachedFile{}, false
-	}
-	if !info.ModTime().Before(e.readAt.Add(-inDoubt)) {
-		// Modified around the time it was read: confirm by digest.
-		return cachedFile{}, false
-	}
-	return e, true
-}
-
 // file returns the bytes and digest of the file key, from the cache when
-// info shows it unchanged, else by calling read.
-func (c *scanCache) file(key string, info fs.FileInfo, read func() ([]byte, error)) ([]byte, content.Digest, error) {
-	if e, ok := c.lookup(key, info); ok {
-		c.fileHits++
-		c.nextFiles[key] = e
-		return e.data, e.digest, nil
+// info shows it unchanged since it was read, else by calling read.
+func (e *entryScan) file(key string, info fs.FileInfo, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+	var old cachedFile
+	var known bool
+	if e.prev != nil {
+		old, known = e.prev.files[key]
+	}
+	if known && old.size == info.Size() && old.mtime == info.ModTime().UnixNano() && old.inode == inodeOf(info) &&
+		info.ModTime().Before(old.readAt.Add(-inDoubt)) { // else modified around the read: confirm by digest
+		e.c.hits.Add(1)
+		e.next.files[key] = old
+		return old.data, old.digest, nil
 	}
 	readAt := time.Now()
 	data, err := read()
 	if err != nil {
 		return nil, "", err
 	}
-	c.fileMisses++
+	e.c.misses.Add(1)
 	d := content.Sum(data)
-	if prev, ok := c.files[key]; ok && prev.digest == d {
-		data = prev.data // same bytes: keep sharing one slice with older snapshots
+	if known && old.digest == d {
+		data = old.data // same bytes: keep sharing one slice with older snapshots
 	}
-	c.nextFiles[key] = cachedFile{size: info.Size(), mtime: info.ModTime().UnixNano(), inode: inodeOf(info), readAt: readAt, digest: d, data: data}
+	e.next.files[key] = cachedFile{size: info.Size(), mtime: info.ModTime().UnixNano(), inode: inodeOf(info), readAt: readAt, digest: d, data: data}
 	return data, d, nil
+}
+
+// parseSkill parses a SKILL.md, or reuses the result for the same bytes.
+func (e *entryScan) parseSkill(path, folder string, d content.Digest, data []byte) (skill.Skill, []skill.Problem) {
+	if e.prev != nil {
+		if p, ok := e.prev.skills[path]; ok && p.digest == d && p.folder == folder {
+			e.next.skills[path] = p
+			return p.skill, p.problems
+		}
+	}
+	s, ps := skill.ParseSkill(path, folder, data)
+	e.next.skills[path] = parsedSkill{digest: d, folder: folder, skill: s, problems: ps}
+	return s, ps
+}
+
+// parseAgent parses an agent-md file, or reuses the result for the same
+// bytes.
+func (e *entryScan) parseAgent(path, want string, d content.Digest, data []byte) (skill.Agent, []skill.Problem) {
+	if e.prev != nil {
+		if p, ok := e.prev.agents[path]; ok && p.digest == d && p.want == want {
+			e.next.agents[path] = p
+			return p.agent, p.problems
+		}
+	}
+	a, ps := skill.ParseAgent(path, want, data)
+	e.next.agents[path] = parsedAgent{digest: d, want: want, agent: a, problems: ps}
+	return a, ps
 }
 
 // zip returns the archive of files, reusing the one built for the same
 // paths, modes and digests.
-func (c *scanCache) zip(files []content.ArchiveFile, digests []content.Digest) ([]byte, content.Digest, error) {
+func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest) ([]byte, content.Digest, error) {
 	h := sha256.New()
 	for i, f := range files {
 		h.Write([]byte(f.Path))
@@ -131,18 +200,20 @@ func (c *scanCache) zip(files []content.ArchiveFile, digests []content.Digest) (
 		h.Write([]byte{0})
 	}
 	key := hex.EncodeToString(h.Sum(nil))
-	if e, ok := c.zips[key]; ok {
-		c.nextZips[key] = e
-		return e.data, e.digest, nil
+	if z, ok := e.next.zips[key]; ok {
+		return z.data, z.digest, nil
 	}
-	if e, ok := c.nextZips[key]; ok {
-		return e.data, e.digest, nil
+	if e.prev != nil {
+		if z, ok := e.prev.zips[key]; ok {
+			e.next.zips[key] = z
+			return z.data, z.digest, nil
+		}
 	}
 	data, err := content.BuildZip(files)
 	if err != nil {
 		return nil, "", err
 	}
-	e := cachedZip{digest: content.Sum(data), data: data}
-	c.nextZips[key] = e
-	return e.data, e.digest, nil
+	z := cachedZip{digest: content.Sum(data), data: data}
+	e.next.zips[key] = z
+	return z.data, z.digest, nil
 }

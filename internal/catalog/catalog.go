@@ -167,11 +167,7 @@ func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 // Retained returns the bytes with digest d that the artifact key served in
 // a snapshot retired within the retention window.
 func (c *Catalog) Retained(key string, d content.Digest) ([]byte, bool) {
-	cur := c.cur.Load()
-	if cur == nil {
-		return nil, false
-	}
-	return c.retain.artifact(key, d, c.opts.Now(), cur)
+	return c.retain.artifact(key, d, c.opts.Now())
 }
 
 // RetainedBlob returns retained bytes by digest.

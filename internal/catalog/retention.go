@@ -82,15 +82,16 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 	if len(r.snapshots) > r.maxSnapshots {
 		r.snapshots = r.snapshots[:r.maxSnapshots]
 	}
-	r.expire(now, cur)
+	r.expire(now)
 }
 
 // expire drops what the window no longer covers, and the oldest blobs
-// while over the byte bound. Blobs cur still holds cost nothing extra and
-// are dropped from the table (cur serves them anyway).
-func (r *retention) expire(now time.Time, cur *Snapshot) {
+// while over the byte bound. A blob the current snapshot also holds stays
+// too: a later snapshot may drop it before the window ends. (Its bytes are
+// the same slice, so it costs nothing until then; the count includes it.)
+func (r *retention) expire(now time.Time) {
 	for d, b := range r.blobs {
-		if !now.Before(b.expires) || cur.Store.Has(d) {
+		if !now.Before(b.expires) {
 			delete(r.blobs, d)
 			r.bytes -= int64(len(b.data))
 		}
@@ -117,7 +118,7 @@ func (r *retention) expire(now time.Time, cur *Snapshot) {
 	for key, refs := range r.byKey {
 		refs = slices.DeleteFunc(refs, func(ref retainedRef) bool {
 			_, ok := r.blobs[ref.digest]
-			return !now.Before(ref.expires) || (!ok && !cur.Store.Has(ref.digest))
+			return !now.Before(ref.expires) || !ok
 		})
 		if len(refs) == 0 {
 			delete(r.byKey, key)
@@ -130,7 +131,7 @@ func (r *retention) expire(now time.Time, cur *Snapshot) {
 
 // artifact returns the bytes with digest d that key served within the
 // window, if retained.
-func (r *retention) artifact(key string, d content.Digest, now time.Time, cur *Snapshot) ([]byte, bool) {
+func (r *retention) artifact(key string, d content.Digest, now time.Time) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ref := range r.byKey[key] {
@@ -140,8 +141,6 @@ func (r *retention) artifact(key string, d content.Digest, now time.Time, cur *S
 		if b, ok := r.blobs[d]; ok {
 			return b.data, true
 		}
-		// The same bytes are current elsewhere, so they were not held twice.
-		return cur.Store.Get(d)
 	}
 	return nil, false
 }

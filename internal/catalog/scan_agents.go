@@ -1,8 +1,6 @@
 package catalog
 
 import (
-	"context"
-	"fmt"
 	"io/fs"
 	"path"
 	"slices"
@@ -23,13 +21,11 @@ type agentEntry struct {
 	gen      uint64
 }
 
-// agentScanner turns a sub-agents root into validated agents:
+// agentScanner scans everything that claims one agent name:
 // agents/<name>.md (flat) and agents/<name>/<version>.md (versioned).
 type agentScanner struct {
 	scanBase
-	generation uint64
-	entries    map[string]*agentEntry
-	cur        *agentEntry
+	cur *agentEntry
 }
 
 func (s *agentScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.problems, p) }
@@ -37,49 +33,28 @@ func (s *agentScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.
 // agentKey is the entry key of a top-level name: the agent name it claims.
 func agentKey(entry string) string { return strings.TrimSuffix(entry, agentExt) }
 
-func (s *agentScanner) scan(ctx context.Context) error {
-	dir, err := fs.ReadDir(s.t.fsys, ".")
-	if err != nil {
-		return fmt.Errorf("read agents root %s: %w", s.t.display, err)
+// agentsPlan maps the agents root: x.md and x/ both claim "x"; a README
+// beside the agents is not an agent.
+var agentsPlan = rootPlan{
+	keyOf: func(name string) (string, bool) {
+		if isHidden(name) || strings.EqualFold(name, "README.md") {
+			return "", false
+		}
+		return agentKey(name), true
+	},
+	candidates: func(key string) []string { return []string{key + agentExt, key} },
+}
+
+// scanAgentEntry scans the names that claim one agent into an entry, or
+// nil when there is nothing to keep.
+func scanAgentEntry(base scanBase, job entryJob) *agentEntry {
+	s := &agentScanner{scanBase: base, cur: &agentEntry{gen: base.generation}}
+	s.cur.agent = s.scanClaims(job.key, job.claims)
+	s.keepLastGood(job.key)
+	if s.cur.agent == nil && len(s.cur.problems) == 0 {
+		return nil
 	}
-	// Group claims first: agents/x.md and agents/x/ both claim "x".
-	claims := map[string][]string{}
-	var keys []string
-	for _, e := range dir {
-		if isHidden(e.Name()) || strings.EqualFold(e.Name(), "README.md") {
-			continue // notes beside the agents are not agents
-		}
-		key := agentKey(e.Name())
-		if _, seen := claims[key]; !seen {
-			keys = append(keys, key)
-		}
-		claims[key] = append(claims[key], e.Name())
-	}
-	s.entries = make(map[string]*agentEntry, len(keys))
-	for _, key := range keys {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if s.prev != nil && !s.dirty(key) {
-			if pe, ok := s.prev.agentEntries[key]; ok {
-				if pe.agent != nil {
-					for _, v := range pe.agent.Versions {
-						s.carryBlob(v.Digest)
-					}
-				}
-				s.entries[key] = pe
-				continue
-			}
-		}
-		s.rescanned = append(s.rescanned, key)
-		s.cur = &agentEntry{gen: s.generation}
-		s.cur.agent = s.scanClaims(key, claims[key])
-		s.keepLastGood(key)
-		if s.cur.agent != nil || len(s.cur.problems) > 0 {
-			s.entries[key] = s.cur
-		}
-	}
-	return nil
+	return s.cur
 }
 
 // scanClaims reads the top-level entries that claim one agent name.
@@ -154,10 +129,10 @@ func (s *agentScanner) keepLastGood(key string) {
 	s.cur.agent = newAgent(key, append(versions, carried...))
 }
 
-// agents returns the valid agents, sorted by name.
-func (s *agentScanner) agents() []*Agent {
-	out := make([]*Agent, 0, len(s.entries))
-	for _, e := range s.entries {
+// sortedAgents returns the valid agents of entries, sorted by name.
+func sortedAgents(entries map[string]*agentEntry) []*Agent {
+	out := make([]*Agent, 0, len(entries))
+	for _, e := range entries {
 		if e.agent != nil {
 			out = append(out, e.agent)
 		}
@@ -217,7 +192,7 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 		s.problem(skill.Errorf(report, skill.RuleRead, "cannot read: %s", describeErr(err)))
 		return nil
 	}
-	a, ps := skill.ParseAgent(report, name, data)
+	a, ps := s.ec.parseAgent(report, name, digest, data)
 	if fileVersion != "" && a.Version != "" && a.Version != fileVersion {
 		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "declared version %q must equal the file name's %q; fix one of them", a.Version, fileVersion))
 	}

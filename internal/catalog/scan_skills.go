@@ -1,8 +1,6 @@
 package catalog
 
 import (
-	"context"
-	"fmt"
 	"io/fs"
 	"path"
 	"slices"
@@ -27,20 +25,16 @@ var textExts = map[string]bool{
 	".js": true, ".mjs": true, ".ts": true, ".html": true, ".css": true, ".xml": true,
 }
 
-// scanBase is what the skills and agents scanners share: the root, the
-// blob builder of the snapshot being built, the cache of unchanged files,
-// and the previous snapshot for reuse and last-good versions.
+// scanBase is what the scanners of one entry need: the root, the blob
+// builder of the snapshot being built, the entry's cache, and the previous
+// snapshot for last good versions.
 type scanBase struct {
-	t     *treeRoot
-	lim   Limits
-	blobs *content.Builder
-	cache *scanCache
-	prev  *Snapshot // nil on the first scan
-	// dirty reports whether a top-level entry may have changed since prev;
-	// entries that did not are reused as they are.
-	dirty func(name string) bool
-	// rescanned lists the top-level entries scanned (not reused).
-	rescanned []string
+	t          *treeRoot
+	lim        Limits
+	blobs      *content.Builder
+	ec         *entryScan
+	prev       *Snapshot // nil on the first scan
+	generation uint64
 }
 
 // carryBlob puts a blob of the previous snapshot into the new one.
@@ -50,20 +44,26 @@ func (s *scanBase) carryBlob(d content.Digest) {
 	}
 }
 
-func (s *scanBase) carrySkillVersion(v *SkillVersion) {
-	s.carryBlob(v.SkillMD)
+// carrySkillVersion puts every blob of v into the new snapshot.
+func carrySkillVersion(blobs *content.Builder, from *content.Store, v *SkillVersion) {
+	put := func(d content.Digest) {
+		if b, ok := from.Get(d); ok {
+			blobs.PutDigested(d, b)
+		}
+	}
+	put(v.SkillMD)
 	if v.Type == TypeArchive {
-		s.carryBlob(v.Archive)
+		put(v.Archive)
 	}
 	for _, r := range v.Resources {
-		s.carryBlob(r.Digest)
+		put(r.Digest)
 	}
 }
 
 // readFile returns a file's bytes and digest, from the cache when the file
 // is unchanged.
 func (s *scanBase) readFile(full string, info fs.FileInfo) ([]byte, content.Digest, error) {
-	return s.cache.file(s.t.report(full), info, func() ([]byte, error) { return fs.ReadFile(s.t.fsys, full) })
+	return s.ec.file(s.t.report(full), info, func() ([]byte, error) { return fs.ReadFile(s.t.fsys, full) })
 }
 
 // failedPaths are the paths of an entry's error problems.
@@ -141,50 +141,33 @@ type skillEntry struct {
 	gen      uint64 // generation that scanned it
 }
 
-// skillScanner turns a skills root into validated skills.
+// skillScanner scans one top-level entry of the skills root.
 type skillScanner struct {
 	scanBase
-	generation uint64
-	entries    map[string]*skillEntry
-	cur        *skillEntry // entry being scanned
+	cur *skillEntry
 }
 
 func (s *skillScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.problems, p) }
 
-func (s *skillScanner) scan(ctx context.Context) error {
-	dir, err := fs.ReadDir(s.t.fsys, ".")
-	if err != nil {
-		return fmt.Errorf("read skills root %s: %w", s.t.display, err)
+// skillsPlan maps the skills root: every non-hidden name is an entry.
+var skillsPlan = rootPlan{
+	keyOf:      func(name string) (string, bool) { return name, !isHidden(name) },
+	candidates: func(key string) []string { return []string{key} },
+}
+
+// scanSkillEntry scans one skill folder (job.claims holds its name, or
+// nothing when it is gone) into an entry, or nil when there is nothing to
+// keep.
+func scanSkillEntry(base scanBase, job entryJob) *skillEntry {
+	s := &skillScanner{scanBase: base, cur: &skillEntry{gen: base.generation}}
+	if len(job.claims) > 0 {
+		s.cur.skill = s.scanEntry(job.key)
 	}
-	s.entries = make(map[string]*skillEntry, len(dir))
-	for _, e := range dir {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		name := e.Name()
-		if isHidden(name) {
-			continue
-		}
-		if s.prev != nil && !s.dirty(name) {
-			if pe, ok := s.prev.skillEntries[name]; ok {
-				if pe.skill != nil {
-					for _, v := range pe.skill.Versions {
-						s.carrySkillVersion(v)
-					}
-				}
-				s.entries[name] = pe
-				continue
-			}
-		}
-		s.rescanned = append(s.rescanned, name)
-		s.cur = &skillEntry{gen: s.generation}
-		s.cur.skill = s.scanEntry(name)
-		s.keepLastGood(name)
-		if s.cur.skill != nil || len(s.cur.problems) > 0 {
-			s.entries[name] = s.cur
-		}
+	s.keepLastGood(job.key)
+	if s.cur.skill == nil && len(s.cur.problems) == 0 {
+		return nil
 	}
-	return nil
+	return s.cur
 }
 
 // scanEntry reads one top-level entry of the skills root.
@@ -223,16 +206,16 @@ func (s *skillScanner) keepLastGood(name string) {
 		return
 	}
 	for _, v := range carried {
-		s.carrySkillVersion(v)
+		carrySkillVersion(s.blobs, s.prev.Store, v)
 	}
 	s.cur.problems = append(s.cur.problems, stale...)
 	s.cur.skill = newSkill(name, append(versions, carried...))
 }
 
-// skills returns the valid skills, sorted by name.
-func (s *skillScanner) skills() []*Skill {
-	out := make([]*Skill, 0, len(s.entries))
-	for _, e := range s.entries {
+// sortedSkills returns the valid skills of entries, sorted by name.
+func sortedSkills(entries map[string]*skillEntry) []*Skill {
+	out := make([]*Skill, 0, len(entries))
+	for _, e := range entries {
 		if e.skill != nil {
 			out = append(out, e.skill)
 		}
@@ -319,7 +302,7 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 	var sk skill.Skill
 	if haveMD {
 		var mdProbs []skill.Problem
-		sk, mdProbs = skill.ParseSkill(mdPath, name, md)
+		sk, mdProbs = s.ec.parseSkill(mdPath, name, digests[skillFile], md)
 		ps = append(ps, mdProbs...)
 	}
 	if folderVersion != "" && sk.Version != "" && sk.Version != folderVersion {
@@ -366,7 +349,7 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 		v.Resources = append(v.Resources, Resource{Path: f.rel, Digest: digests[f.rel], Size: f.size, Mode: mode})
 	}
 	if len(v.Resources) > 0 {
-		zipped, zd, err := s.cache.zip(archive, archiveDigests)
+		zipped, zd, err := s.ec.zip(archive, archiveDigests)
 		if err != nil {
 			s.problem(skill.Errorf(s.t.report(dir), skill.RuleRead, "cannot build archive: %s", err))
 			return nil

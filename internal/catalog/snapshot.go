@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -132,20 +133,32 @@ type buildInput struct {
 func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	start := time.Now()
 	src := in.src
-	blobs := content.NewBuilder()
 	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != ""}
-	in.cache.begin()
-	base := func(t *treeRoot, dirty map[string]bool) scanBase {
-		b := scanBase{t: t, lim: src.Limits, blobs: blobs, cache: in.cache, prev: in.prev,
-			dirty: func(string) bool { return true }}
-		if in.changes != nil {
-			b.dirty = func(name string) bool { return dirty[name] }
-		}
-		return b
+	partial := in.changes != nil && in.prev != nil
+	// A partial build lays its blobs over the previous store instead of
+	// copying it; once the overlay grows past an eighth of its base, a
+	// flat store is built again (dropping blobs nothing serves any more).
+	flat := !partial || in.prev.Store.OverlayLen() > in.prev.Store.Len()/8
+	var blobs *content.Builder
+	if flat {
+		blobs = content.NewBuilder()
+	} else {
+		blobs = content.NewOverlay(in.prev.Store)
 	}
-	var changedSkills, changedAgents map[string]bool
-	if in.changes != nil {
-		changedSkills, changedAgents = in.changes.Skills, in.changes.Agents
+	in.cache.begin()
+	var rescanned []string // cache keys of the entries scanned
+	var skillChanges, agentChanges map[string]bool
+	if partial {
+		skillChanges, agentChanges = in.changes.Skills, in.changes.Agents
+		if skillChanges == nil {
+			skillChanges = map[string]bool{}
+		}
+		if agentChanges == nil {
+			agentChanges = map[string]bool{}
+		}
+	}
+	base := func(t *treeRoot) scanBase {
+		return scanBase{t: t, lim: src.Limits, blobs: blobs, prev: in.prev, generation: in.generation}
 	}
 
 	if src.SkillsDir != "" {
@@ -153,38 +166,70 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: open skills root: %w", ErrScanFailed, err)
 		}
-		sc := &skillScanner{scanBase: base(t, changedSkills), generation: in.generation}
-		err = sc.scan(ctx)
+		entries, keys, err := scanRoot(ctx, t, skillsPlan, skillChanges, prevEntries(in.prev, partial, func(p *Snapshot) map[string]*skillEntry { return p.skillEntries }),
+			func(job entryJob) *skillEntry {
+				b := base(t)
+				b.ec = in.cache.open("skills/" + job.key)
+				defer b.ec.close()
+				return scanSkillEntry(b, job)
+			})
 		t.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 		}
-		snap.skillEntries = sc.entries
-		snap.Skills = sc.skills()
-		snap.Rescanned += len(sc.rescanned)
+		snap.skillEntries, snap.Skills = entries, sortedSkills(entries)
+		for _, k := range keys {
+			rescanned = append(rescanned, "skills/"+k)
+		}
 	}
 	if src.AgentsDir != "" {
 		t, err := openTreeRoot(src.AgentsDir)
 		if err != nil {
 			return nil, fmt.Errorf("%w: open agents root: %w", ErrScanFailed, err)
 		}
-		sc := &agentScanner{scanBase: base(t, changedAgents), generation: in.generation}
-		err = sc.scan(ctx)
+		entries, keys, err := scanRoot(ctx, t, agentsPlan, agentChanges, prevEntries(in.prev, partial, func(p *Snapshot) map[string]*agentEntry { return p.agentEntries }),
+			func(job entryJob) *agentEntry {
+				b := base(t)
+				b.ec = in.cache.open("agents/" + job.key)
+				defer b.ec.close()
+				return scanAgentEntry(b, job)
+			})
 		t.Close()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 		}
-		snap.agentEntries = sc.entries
-		snap.Agents = sc.agents()
-		snap.Rescanned += len(sc.rescanned)
+		snap.agentEntries, snap.Agents = entries, sortedAgents(entries)
+		for _, k := range keys {
+			rescanned = append(rescanned, "agents/"+k)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 	}
+	if partial && flat {
+		// Entries reused from prev bring their blobs into the new flat store.
+		for _, e := range snap.skillEntries {
+			if e.skill != nil {
+				for _, v := range e.skill.Versions {
+					carrySkillVersion(blobs, in.prev.Store, v)
+				}
+			}
+		}
+		for _, e := range snap.agentEntries {
+			if e.agent != nil {
+				for _, v := range e.agent.Versions {
+					if b, ok := in.prev.Store.Get(v.Digest); ok {
+						blobs.PutDigested(v.Digest, b)
+					}
+				}
+			}
+		}
+	}
 
 	snap.Store = blobs.Store()
-	in.cache.commit(snap.Store, in.changes != nil)
-	snap.FileCacheHits, snap.FileCacheMisses = in.cache.fileHits, in.cache.fileMisses
+	in.cache.commit(!partial, rescanned)
+	snap.Rescanned = len(rescanned)
+	snap.FileCacheHits, snap.FileCacheMisses = int(in.cache.hits.Load()), int(in.cache.misses.Load())
 	snap.skillByName = make(map[string]*Skill, len(snap.Skills))
 	for _, sk := range snap.Skills {
 		snap.skillByName[sk.Name] = sk
@@ -247,4 +292,40 @@ func (s *Snapshot) checkSubagentRoutes() {
 			}
 		}
 	}
+}
+
+// prevEntries returns the previous snapshot's entries for a partial scan
+// to start from, or nil.
+func prevEntries[E any](prev *Snapshot, partial bool, get func(*Snapshot) map[string]E) map[string]E {
+	if !partial {
+		return nil
+	}
+	return get(prev)
+}
+
+// scanRoot scans the entries of one root: all of them (changed == nil),
+// or only the changed ones on top of prev's. It returns the new entries and
+// the keys it scanned.
+func scanRoot[E comparable](ctx context.Context, t *treeRoot, p rootPlan, changed map[string]bool, prev map[string]E, scan func(entryJob) E) (map[string]E, []string, error) {
+	jobs, err := p.plan(t, changed)
+	if err != nil {
+		return nil, nil, err
+	}
+	results := make([]E, len(jobs))
+	if err := runJobs(ctx, jobs, func(i int, job entryJob) { results[i] = scan(job) }); err != nil {
+		return nil, nil, err
+	}
+	entries := make(map[string]E, len(prev)+len(jobs))
+	maps.Copy(entries, prev)
+	keys := make([]string, len(jobs))
+	var none E
+	for i, job := range jobs {
+		keys[i] = job.key
+		if results[i] == none {
+			delete(entries, job.key)
+		} else {
+			entries[job.key] = results[i]
+		}
+	}
+	return entries, keys, nil
 }

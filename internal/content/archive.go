@@ -3,11 +3,12 @@ package content
 import (
 	"archive/zip"
 	"bytes"
-	"compress/flate"
 	"fmt"
+	"github.com/klauspost/compress/flate"
 	"io"
 	"io/fs"
 	"slices"
+	"sync"
 )
 
 // ArchiveEntryName is the entry that always comes first in an archive.
@@ -35,6 +36,21 @@ const (
 	dosTime0    = 0
 )
 
+// compressionLevel is fixed: changing it (or the compressor's version)
+// changes every archive's bytes and digest, so the golden test pins them.
+// Level 1 of klauspost/compress compresses several times faster than the
+// standard library's best level, at a modestly larger size; building
+// archives is most of a cold scan's time (docs/benchmarks.md).
+const compressionLevel = 1
+
+var compressors = sync.Pool{New: func() any {
+	fw, err := flate.NewWriter(io.Discard, compressionLevel)
+	if err != nil {
+		panic(err) // only for an invalid level
+	}
+	return fw
+}}
+
 // BuildZip returns a zip whose bytes are a pure function of the files'
 // paths, modes and bytes: SKILL.md first, then the rest in byte order of
 // path; file entries only; a fixed timestamp; no extra fields; Deflate at a
@@ -55,10 +71,25 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 			return 1
 		}
 	})
-	var buf bytes.Buffer
-	w := zip.NewWriter(&buf)
+	size := 0
+	for _, f := range ordered {
+		size += len(f.Data)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size/2+len(ordered)*128+1024))
+	w := zip.NewWriter(buf)
+	// A deflate compressor is about a megabyte of state: reuse them.
+	// Reset makes a reused one produce exactly what a new one would.
+	var used []*flate.Writer
+	defer func() {
+		for _, fw := range used {
+			compressors.Put(fw)
+		}
+	}()
 	w.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(out, flate.BestCompression)
+		fw := compressors.Get().(*flate.Writer)
+		fw.Reset(out)
+		used = append(used, fw)
+		return fw, nil
 	})
 	for i, f := range ordered {
 		if i > 0 && f.Path == ordered[i-1].Path {
@@ -84,5 +115,9 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("build zip: %w", err)
 	}
-	return buf.Bytes(), nil
+	out := buf.Bytes()
+	if cap(out)-len(out) > len(out)/8 {
+		out = bytes.Clone(out) // snapshots keep it: do not keep the slack too
+	}
+	return out, nil
 }

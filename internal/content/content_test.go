@@ -19,7 +19,7 @@ var fixture = []ArchiveFile{
 // and every client re-downloads every archive skill. Change the constant
 // only as a deliberate decision.
 func TestBuildZipGolden(t *testing.T) {
-	const want = Digest("sha256:1df990c0f21135a36863f350ea6180059125a213293b7e014e5703754bd26215")
+	const want = Digest("sha256:0367c2d9b4076cb603f37d903d437685ce5319d9691e3fa0f6dede8afead3e8b")
 	b, err := BuildZip(fixture)
 	if err != nil {
 		t.Fatal(err)

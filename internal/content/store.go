@@ -1,9 +1,20 @@
 package content
 
+import (
+	"maps"
+	"sync"
+)
+
 // Store is an immutable set of blobs keyed by their digest. A Store is
 // built once by a Builder and never changes afterwards, so readers need no
 // locks.
+//
+// A Store may sit on a base Store: it then holds only what it added, and
+// finds the rest in the base. Reloads that change a few items build such
+// overlays instead of copying every blob; a full reload builds a flat
+// store again.
 type Store struct {
+	base  *Store // nil, or a flat store
 	blobs map[Digest][]byte
 	bytes int64
 }
@@ -13,8 +24,10 @@ func (s *Store) Get(d Digest) ([]byte, bool) {
 	if s == nil {
 		return nil, false
 	}
-	b, ok := s.blobs[d]
-	return b, ok
+	if b, ok := s.blobs[d]; ok {
+		return b, true
+	}
+	return s.base.Get(d)
 }
 
 // Has reports whether the store holds d.
@@ -28,26 +41,50 @@ func (s *Store) Len() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.blobs)
+	return len(s.blobs) + s.base.Len()
 }
 
-// Bytes is the total size of all distinct blobs.
+// Bytes is the total size of all distinct blobs. An overlay counts its
+// base whole, including blobs of items removed since the base was built.
 func (s *Store) Bytes() int64 {
 	if s == nil {
 		return 0
 	}
-	return s.bytes
+	return s.bytes + s.base.Bytes()
 }
 
-// Builder collects blobs for a new Store. It is not safe for concurrent use.
+// OverlayLen is the number of blobs an overlay holds itself (0 for a flat
+// store).
+func (s *Store) OverlayLen() int {
+	if s == nil || s.base == nil {
+		return 0
+	}
+	return len(s.blobs)
+}
+
+// Builder collects blobs for a new Store. It is safe for concurrent use.
 type Builder struct {
+	mu    sync.Mutex
+	base  *Store
 	blobs map[Digest][]byte
 	bytes int64
 }
 
-// NewBuilder returns an empty Builder.
+// NewBuilder returns an empty Builder for a flat Store.
 func NewBuilder() *Builder {
 	return &Builder{blobs: make(map[Digest][]byte)}
+}
+
+// NewOverlay returns a Builder for a Store that keeps everything prev
+// holds and adds to it without copying prev's base.
+func NewOverlay(prev *Store) *Builder {
+	if prev == nil {
+		return NewBuilder()
+	}
+	if prev.base == nil {
+		return &Builder{base: prev, blobs: make(map[Digest][]byte)}
+	}
+	return &Builder{base: prev.base, blobs: maps.Clone(prev.blobs), bytes: prev.bytes}
 }
 
 // Put adds b and returns its digest. Identical bytes are stored once.
@@ -59,7 +96,9 @@ func (b *Builder) Put(data []byte) Digest {
 
 // PutDigested adds data whose digest the caller already computed.
 func (b *Builder) PutDigested(d Digest, data []byte) {
-	if _, ok := b.blobs[d]; ok {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.blobs[d]; ok || b.base.Has(d) {
 		return
 	}
 	b.blobs[d] = data
@@ -69,7 +108,9 @@ func (b *Builder) PutDigested(d Digest, data []byte) {
 // Store freezes the builder into a Store. The Builder must not be used
 // afterwards.
 func (b *Builder) Store() *Store {
-	s := &Store{blobs: b.blobs, bytes: b.bytes}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := &Store{base: b.base, blobs: b.blobs, bytes: b.bytes}
 	b.blobs = nil
 	return s
 }
