@@ -178,11 +178,11 @@ func (s *Snapshot) render(base string, key DocKey) (any, bool) {
 	case DocManifest:
 		return s.manifest(), true
 	case DocSkillIndex:
-		return s.skillTree.index(s.pageSize), true
+		return s.tree(false).index(s.pageSize), true
 	case DocSkillPage:
-		return s.skillTree.page(s.pageSize, key.Page)
+		return s.tree(false).page(s.pageSize, key.Page)
 	case DocSkill:
-		return s.skillTree.identity(key.Name)
+		return s.tree(false).identity(key.Name)
 	case DocSkillVersion:
 		return s.skillVersionDoc(base, key.Name, key.Version)
 	case DocAPISkill:
@@ -211,11 +211,11 @@ func (s *Snapshot) render(base string, key DocKey) (any, bool) {
 	}
 	switch key.Kind {
 	case DocSubagentIndex:
-		return s.agentTree.index(s.pageSize), true
+		return s.tree(true).index(s.pageSize), true
 	case DocSubagentPage:
-		return s.agentTree.page(s.pageSize, key.Page)
+		return s.tree(true).page(s.pageSize, key.Page)
 	case DocSubagent:
-		return s.agentTree.identity(key.Name)
+		return s.tree(true).identity(key.Name)
 	case DocSubagentVersion:
 		return s.agentVersionDoc(base, key.Name, key.Version)
 	}

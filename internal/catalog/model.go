@@ -110,3 +110,22 @@ func newAgent(name string, versions []*AgentVersion) *Agent {
 	}
 	return a
 }
+
+func (s *Skill) name() string { return s.Name }
+func (a *Agent) name() string { return a.Name }
+
+// item returns the entry's skill; nil for a missing entry too.
+func (e *skillEntry) item() *Skill {
+	if e == nil {
+		return nil
+	}
+	return e.skill
+}
+
+// item returns the entry's agent; nil for a missing entry too.
+func (e *agentEntry) item() *Agent {
+	if e == nil {
+		return nil
+	}
+	return e.agent
+}

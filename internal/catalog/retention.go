@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -197,8 +198,14 @@ func AgentFileKey(name, version string) string {
 // does not serve with the same digest. Entries cur reused from s are
 // skipped whole, so the cost follows the size of the change.
 func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content.Digest)) {
-	for name, e := range s.skillEntries {
-		if e.skill == nil || cur.skillEntries[name] == e {
+	skillNames, agentNames := maps.Keys(s.skillEntries), maps.Keys(s.agentEntries)
+	if cur.partial {
+		// Only the rescanned entries can differ.
+		skillNames, agentNames = slices.Values(cur.rescannedSkills), slices.Values(cur.rescannedAgents)
+	}
+	for name := range skillNames {
+		e := s.skillEntries[name]
+		if e == nil || e.skill == nil || cur.skillEntries[name] == e {
 			continue
 		}
 		curSkill, _ := cur.Skill(name)
@@ -237,8 +244,9 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 			}
 		}
 	}
-	for name, e := range s.agentEntries {
-		if e.agent == nil || cur.agentEntries[name] == e {
+	for name := range agentNames {
+		e := s.agentEntries[name]
+		if e == nil || e.agent == nil || cur.agentEntries[name] == e {
 			continue
 		}
 		curAgent, _ := cur.Agent(name)

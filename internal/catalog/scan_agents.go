@@ -187,7 +187,7 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 		s.problem(skill.Errorf(report, skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", info.Size(), s.lim.MaxFileBytes))
 		return nil
 	}
-	data, digest, err := s.readFile(rel, info)
+	data, digest, err := s.readFile(file{full: rel, size: info.Size(), info: info})
 	if err != nil {
 		s.problem(skill.Errorf(report, skill.RuleRead, "cannot read: %s", describeErr(err)))
 		return nil

@@ -62,8 +62,8 @@ func carrySkillVersion(blobs *content.Builder, from *content.Store, v *SkillVers
 
 // readFile returns a file's bytes and digest, from the cache when the file
 // is unchanged.
-func (s *scanBase) readFile(full string, info fs.FileInfo) ([]byte, content.Digest, error) {
-	return s.ec.file(s.t.report(full), info, func() ([]byte, error) { return fs.ReadFile(s.t.fsys, full) })
+func (s *scanBase) readFile(f file) ([]byte, content.Digest, error) {
+	return s.ec.file(s.t.report(f.full), f.info, func() ([]byte, error) { return s.t.readFile(f) })
 }
 
 // failedPaths are the paths of an entry's error problems.
@@ -290,7 +290,7 @@ func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersio
 	digests := make(map[string]content.Digest, len(files))
 	if !skill.HasError(ps) {
 		for _, f := range files {
-			b, d, err := s.readFile(f.full, f.info)
+			b, d, err := s.readFile(f)
 			if err != nil {
 				ps = append(ps, skill.Errorf(s.t.report(f.full), skill.RuleRead, "cannot read: %s", describeErr(err)))
 				continue

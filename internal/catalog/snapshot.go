@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -50,15 +51,32 @@ type Snapshot struct {
 	// agent that is not published); they belong to no single entry.
 	crossProblems []skill.Problem
 	skillEntries  map[string]*skillEntry
-	agentEntries  map[string]*agentEntry
-	skillByName   map[string]*Skill
-	agentByName   map[string]*Agent
-	pageSize      int
-	server        ServerInfo
-	search        searchIndexes
-	skillTree     collection
-	agentTree     collection
-	docs          *docCache
+	// partial is true when this snapshot rescanned only the entries in
+	// rescannedSkills and rescannedAgents and reused every other entry of
+	// the previous one.
+	partial                          bool
+	rescannedSkills, rescannedAgents []string
+	agentEntries                     map[string]*agentEntry
+	skillByName                      map[string]*Skill
+	agentByName                      map[string]*Agent
+	pageSize                         int
+	server                           ServerInfo
+	search                           searchIndexes
+	trees                            sync.Once // builds skillTree and agentTree on first use
+	skillTree                        collection
+	agentTree                        collection
+	docs                             *docCache
+}
+
+// tree returns the native-tree view of skills or agents, built once per
+// snapshot when a tree document is first asked for (a reload does not
+// pay for it).
+func (s *Snapshot) tree(agents bool) *collection {
+	s.trees.Do(func() { s.skillTree, s.agentTree = s.skillCollection(), s.agentCollection() })
+	if agents {
+		return &s.agentTree
+	}
+	return &s.skillTree
 }
 
 // Skill returns the named skill.
@@ -177,7 +195,13 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 		}
-		snap.skillEntries, snap.Skills = entries, sortedSkills(entries)
+		snap.skillEntries = entries
+		if partial {
+			snap.Skills = patchSorted(in.prev.Skills, keys, func(k string) *Skill { return entries[k].item() }, (*Skill).name)
+		} else {
+			snap.Skills = sortedSkills(entries)
+		}
+		snap.rescannedSkills = keys
 		for _, k := range keys {
 			rescanned = append(rescanned, "skills/"+k)
 		}
@@ -198,7 +222,13 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 		}
-		snap.agentEntries, snap.Agents = entries, sortedAgents(entries)
+		snap.agentEntries = entries
+		if partial {
+			snap.Agents = patchSorted(in.prev.Agents, keys, func(k string) *Agent { return entries[k].item() }, (*Agent).name)
+		} else {
+			snap.Agents = sortedAgents(entries)
+		}
+		snap.rescannedAgents = keys
 		for _, k := range keys {
 			rescanned = append(rescanned, "agents/"+k)
 		}
@@ -229,6 +259,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	snap.Store = blobs.Store()
 	in.cache.commit(!partial, rescanned)
 	snap.Rescanned = len(rescanned)
+	snap.partial = partial
 	snap.FileCacheHits, snap.FileCacheMisses = int(in.cache.hits.Load()), int(in.cache.misses.Load())
 	snap.skillByName = make(map[string]*Skill, len(snap.Skills))
 	for _, sk := range snap.Skills {
@@ -257,7 +288,6 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	if snap.pageSize <= 0 {
 		snap.pageSize = DefaultPageSize
 	}
-	snap.skillTree, snap.agentTree = snap.skillCollection(), snap.agentCollection()
 	snap.docs = newDocCache()
 	snap.ScanDuration = time.Since(start)
 	return snap, nil
@@ -328,4 +358,30 @@ func scanRoot[E comparable](ctx context.Context, t *treeRoot, p rootPlan, change
 		}
 	}
 	return entries, keys, nil
+}
+
+// patchSorted returns prev (sorted by name) with the items of the keys
+// rescanned replaced by their new version, if any: the order of a large
+// catalogue is kept, not sorted again, when a reload changed a few items.
+func patchSorted[T any](prev []T, keys []string, now func(key string) T, name func(T) string) []T {
+	changed := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		changed[k] = true
+	}
+	out := make([]T, 0, len(prev)+len(keys))
+	for _, it := range prev {
+		if !changed[name(it)] {
+			out = append(out, it)
+		}
+	}
+	var zero T
+	for _, k := range keys {
+		it := now(k)
+		if any(it) == any(zero) {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(out, name(it), func(x T, n string) int { return strings.Compare(name(x), n) })
+		out = slices.Insert(out, i, it)
+	}
+	return out
 }

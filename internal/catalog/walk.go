@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -47,6 +48,35 @@ func (t *treeRoot) report(p string) string {
 	return t.display + "/" + p
 }
 
+// readFile reads f into a buffer of the size its stat gave (one open, one
+// read; no second stat). A file that changed size since the stat is read
+// whole all the same.
+func (t *treeRoot) readFile(fl file) ([]byte, error) {
+	f, err := t.root.Open(fl.full)
+	if err != nil {
+		return nil, err
+	}
+	size := fl.size
+	defer f.Close()
+	buf := make([]byte, size)
+	n, err := io.ReadFull(f, buf)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) && size > 0:
+		return buf[:n], nil // it shrank
+	case err != nil:
+		return nil, err
+	}
+	var one [1]byte
+	if m, _ := f.Read(one[:]); m == 0 {
+		return buf, nil
+	}
+	rest, err := io.ReadAll(f) // it grew
+	if err != nil {
+		return nil, err
+	}
+	return append(append(buf, one[0]), rest...), nil
+}
+
 // stat resolves p, following symlinks that stay inside the root.
 func (t *treeRoot) stat(p string) (fs.FileInfo, error) { return t.root.Stat(p) }
 
@@ -66,9 +96,7 @@ type file struct {
 // non-hidden file below it, sorted by path. Symlinks are followed when they
 // stay inside the root; links that leave it, broken links, loops and
 // special files are problems.
-func (t *treeRoot) listFiles(dir string, lim Limits) ([]file, []skill.Problem) {
-	var files []file
-	var ps []skill.Problem
+func (t *treeRoot) listFiles(dir string, lim Limits) (files []file, ps []skill.Problem) {
 	var total int64
 	var walk func(rel string, ancestors []fs.FileInfo)
 	walk = func(rel string, ancestors []fs.FileInfo) {

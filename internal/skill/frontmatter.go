@@ -28,8 +28,15 @@ type field struct {
 // parseFrontmatter splits data into its front matter fields and body. data
 // must already be known to start with a `---` line.
 func parseFrontmatter(data []byte) ([]field, []byte, error) {
+	// Hand the parser only the block: it copies everything it is given,
+	// and the body can be most of the file.
+	end := blockEnd(data)
+	if end < 0 {
+		return nil, nil, errors.New("no closing `---` line ends the front matter")
+	}
 	var doc yaml.Node
-	body, err := frontmatter.MustParse(bytes.NewReader(data), &doc, yamlFormat)
+	_, err := frontmatter.MustParse(bytes.NewReader(data[:end]), &doc, yamlFormat)
+	body := data[end:]
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
 			return nil, nil, errors.New("no closing `---` line ends the front matter")
@@ -57,6 +64,28 @@ func parseFrontmatter(data []byte) ([]field, []byte, error) {
 		fields = append(fields, field{key: k, value: root.Content[i+1]})
 	}
 	return fields, body, nil
+}
+
+// blockEnd returns the offset just past the line that closes the front
+// matter opened by data's first line, or -1. A closing line is `---` with
+// surrounding white space allowed, as the parser reads it.
+func blockEnd(data []byte) int {
+	off := bytes.IndexByte(data, '\n') + 1
+	if off == 0 {
+		return -1
+	}
+	for off < len(data) {
+		n := bytes.IndexByte(data[off:], '\n')
+		lineEnd := len(data)
+		if n >= 0 {
+			lineEnd = off + n + 1
+		}
+		if string(bytes.TrimSpace(data[off:lineEnd])) == "---" {
+			return lineEnd
+		}
+		off = lineEnd
+	}
+	return -1
 }
 
 // startsWithDelimiter reports whether data begins with a `---` line.
