@@ -25,9 +25,15 @@ build: ## build a static binary into bin/
 run: build ## serve the bundled example tree on :8080
 	$(BIN) serve --skills testdata/skills --agents testdata/agents
 
-test: ## every test, with the race detector and the real-client interop tests
-	$(GO) vet ./...
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+test: lint ## lint, then every test, with the race detector and the real-client interop tests
 	SKILLSERVER_INTEROP=1 $(GO) test -race -count=1 ./...
+
+lint: ## gofmt, go vet and staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 test-short: ## unit tests only (no interop, no race detector)
 	$(GO) test -short ./...

@@ -224,7 +224,6 @@ type benchGen struct {
 	root  string
 	tree  *benchTree
 	err   error
-	buf   []byte
 }
 
 var benchReserved = map[string]bool{"null": true, "true": true, "false": true, "yes": true, "no": true,

@@ -100,7 +100,9 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 			Method: zip.Deflate,
 			// Setting the legacy MS-DOS fields and leaving Modified zero keeps
 			// archive/zip from adding an extended-timestamp extra field.
+			//lint:ignore SA1019 deprecated, and the only way to write no extra field
 			ModifiedDate: dosDate1980,
+			//lint:ignore SA1019 as above
 			ModifiedTime: dosTime0,
 		}
 		hdr.SetMode(f.Mode())
