@@ -184,7 +184,7 @@ func (s *skillScanner) scanEntry(name string) *Skill {
 		s.problem(skill.Errorf(s.t.report(name), skill.RuleName, "skill folder %q is not a valid skill name (1-%d lowercase letters, digits and single hyphens); rename the folder", name, skill.MaxNameLen))
 		return nil
 	}
-	return s.scanSkill(name)
+	return s.scanSkill(name, info)
 }
 
 // keepLastGood carries versions of the previous snapshot whose folders
@@ -224,34 +224,45 @@ func sortedSkills(entries map[string]*skillEntry) []*Skill {
 	return out
 }
 
-// scanSkill reads one skill folder, flat or versioned.
-func (s *skillScanner) scanSkill(name string) *Skill {
-	if isRegularFile(s.t, path.Join(name, skillFile)) {
-		v := s.scanVersion(name, name, "")
+// scanSkill reads one skill folder, flat or versioned. Each folder is
+// listed once; the listing also tells where SKILL.md files are.
+func (s *skillScanner) scanSkill(name string, info fs.FileInfo) *Skill {
+	top, err := s.t.listFolder(name, info)
+	if err != nil {
+		s.problem(skill.Errorf(s.t.report(name), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+		return nil
+	}
+	if s.t.has(top, skillFile) {
+		v := s.scanVersion(name, top, "")
 		if v == nil {
 			return nil
 		}
 		return newSkill(name, []*SkillVersion{v})
 	}
-	entries, err := fs.ReadDir(s.t.fsys, name)
-	if err != nil {
-		s.problem(skill.Errorf(s.t.report(name), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-		return nil
-	}
 	var versions []*SkillVersion
 	var ignored []skill.Problem
 	found := false
-	for _, e := range entries {
+	for _, e := range top.entries {
 		child := path.Join(name, e.Name())
 		if isHidden(e.Name()) {
 			continue
 		}
-		info, err := s.t.stat(child)
+		info, err := e.Info()
+		if err == nil && e.Type()&fs.ModeSymlink != 0 {
+			info, err = s.t.stat(child)
+		}
 		if err != nil {
 			s.problem(skill.Errorf(s.t.report(child), skill.RuleSymlink, "%s", symlinkProblem(err)))
 			continue
 		}
-		if !info.IsDir() || !isRegularFile(s.t, path.Join(child, skillFile)) {
+		var version folder
+		if info.IsDir() {
+			if version, err = s.t.listFolder(child, info); err != nil {
+				s.problem(skill.Errorf(s.t.report(child), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+				continue
+			}
+		}
+		if !info.IsDir() || !s.t.has(version, skillFile) {
 			ignored = append(ignored, skill.Warnf(s.t.report(child), skill.RuleLayout, "ignored: a versioned skill folder holds only version folders, each with a SKILL.md"))
 			continue
 		}
@@ -260,7 +271,7 @@ func (s *skillScanner) scanSkill(name string) *Skill {
 			s.problem(skill.Errorf(s.t.report(child), skill.RuleVersion, "version folder %q must be 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0)", e.Name(), skill.MaxVersionLen))
 			continue
 		}
-		if v := s.scanVersion(name, child, e.Name()); v != nil {
+		if v := s.scanVersion(name, version, e.Name()); v != nil {
 			versions = append(versions, v)
 		}
 	}
@@ -275,15 +286,11 @@ func (s *skillScanner) scanSkill(name string) *Skill {
 	return newSkill(name, versions)
 }
 
-func isRegularFile(t *treeRoot, p string) bool {
-	info, err := t.stat(p)
-	return err == nil && info.Mode().IsRegular()
-}
-
 // scanVersion validates and stores one version folder. folderVersion is the
 // version folder's name, or "" for a flat skill.
-func (s *skillScanner) scanVersion(name, dir, folderVersion string) *SkillVersion {
-	files, ps := s.t.listFiles(dir, s.lim)
+func (s *skillScanner) scanVersion(name string, f folder, folderVersion string) *SkillVersion {
+	dir := f.path
+	files, ps := s.t.listFiles(f, s.lim)
 	mdPath := s.t.report(path.Join(dir, skillFile))
 
 	data := make(map[string][]byte, len(files))

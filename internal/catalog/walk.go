@@ -48,39 +48,58 @@ func (t *treeRoot) report(p string) string {
 	return t.display + "/" + p
 }
 
-// readFile reads f into a buffer of the size its stat gave (one open, one
-// read; no second stat). A file that changed size since the stat is read
-// whole all the same.
+// readFile reads f into a buffer of the size its stat gave: one open and
+// one read, no second stat and no probe for more. A file written to while
+// it is read is caught by its next event or rescan, as any half-saved
+// file is; the bytes published are always the bytes hashed.
 func (t *treeRoot) readFile(fl file) ([]byte, error) {
 	f, err := t.root.Open(fl.full)
 	if err != nil {
 		return nil, err
 	}
-	size := fl.size
 	defer f.Close()
-	buf := make([]byte, size)
+	buf := make([]byte, fl.size)
 	n, err := io.ReadFull(f, buf)
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) && size > 0:
-		return buf[:n], nil // it shrank
-	case err != nil:
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !(errors.Is(err, io.EOF) && n == 0) {
 		return nil, err
 	}
-	var one [1]byte
-	if m, _ := f.Read(one[:]); m == 0 {
-		return buf, nil
-	}
-	rest, err := io.ReadAll(f) // it grew
-	if err != nil {
-		return nil, err
-	}
-	return append(append(buf, one[0]), rest...), nil
+	return buf[:n], nil
 }
 
 // stat resolves p, following symlinks that stay inside the root.
 func (t *treeRoot) stat(p string) (fs.FileInfo, error) { return t.root.Stat(p) }
 
 func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
+
+// folder is a folder of the tree, stat'ed and listed once.
+type folder struct {
+	path    string // relative to the root
+	info    fs.FileInfo
+	entries []fs.DirEntry
+}
+
+// listFolder lists p, whose (symlink-resolved) info the caller has.
+func (t *treeRoot) listFolder(p string, info fs.FileInfo) (folder, error) {
+	entries, err := fs.ReadDir(t.fsys, p)
+	return folder{path: p, info: info, entries: entries}, err
+}
+
+// has reports whether f holds a regular file (or a link to one) called
+// name.
+func (t *treeRoot) has(f folder, name string) bool {
+	i, found := slices.BinarySearchFunc(f.entries, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	if !found {
+		return false
+	}
+	switch e := f.entries[i]; {
+	case e.Type().IsRegular():
+		return true
+	case e.Type()&fs.ModeSymlink != 0:
+		info, err := t.stat(path.Join(f.path, name))
+		return err == nil && info.Mode().IsRegular()
+	}
+	return false
+}
 
 // file is one regular file found under a version folder.
 type file struct {
@@ -96,15 +115,19 @@ type file struct {
 // non-hidden file below it, sorted by path. Symlinks are followed when they
 // stay inside the root; links that leave it, broken links, loops and
 // special files are problems.
-func (t *treeRoot) listFiles(dir string, lim Limits) (files []file, ps []skill.Problem) {
+func (t *treeRoot) listFiles(top folder, lim Limits) (files []file, ps []skill.Problem) {
+	dir := top.path
 	var total int64
 	var walk func(rel string, ancestors []fs.FileInfo)
 	walk = func(rel string, ancestors []fs.FileInfo) {
 		full := path.Join(dir, rel)
-		entries, err := fs.ReadDir(t.fsys, full)
-		if err != nil {
-			ps = append(ps, skill.Errorf(t.report(full), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-			return
+		entries := top.entries // the top folder is listed already
+		if rel != "." {
+			var err error
+			if entries, err = fs.ReadDir(t.fsys, full); err != nil {
+				ps = append(ps, skill.Errorf(t.report(full), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+				return
+			}
 		}
 		for _, e := range entries {
 			if isHidden(e.Name()) {
@@ -113,6 +136,7 @@ func (t *treeRoot) listFiles(dir string, lim Limits) (files []file, ps []skill.P
 			childRel := path.Join(rel, e.Name())
 			childFull := path.Join(dir, childRel)
 			var info fs.FileInfo
+			var err error
 			if e.Type()&fs.ModeSymlink != 0 {
 				info, err = t.stat(childFull)
 				if err != nil {
@@ -151,11 +175,7 @@ func (t *treeRoot) listFiles(dir string, lim Limits) (files []file, ps []skill.P
 			}
 		}
 	}
-	rootInfo, err := t.stat(dir)
-	if err != nil {
-		return nil, []skill.Problem{skill.Errorf(t.report(dir), skill.RuleRead, "cannot stat: %s", describeErr(err))}
-	}
-	walk(".", []fs.FileInfo{rootInfo})
+	walk(".", []fs.FileInfo{top.info})
 	// Walk order puts "a/x.md" before "a-b.md"; published lists and the
 	// archive use byte order of the whole path.
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
