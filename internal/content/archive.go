@@ -51,6 +51,10 @@ var compressors = sync.Pool{New: func() any {
 	return fw
 }}
 
+// buffers are reused for building archives, so a scan allocates each
+// archive once, at its final size.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // BuildZip returns a zip whose bytes are a pure function of the files'
 // paths, modes and bytes: SKILL.md first, then the rest in byte order of
 // path; file entries only; a fixed timestamp; no extra fields; Deflate at a
@@ -71,11 +75,11 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 			return 1
 		}
 	})
-	size := 0
-	for _, f := range ordered {
-		size += len(f.Data)
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size/2+len(ordered)*128+1024))
+	buf := buffers.Get().(*bytes.Buffer)
+	defer func() {
+		buf.Reset()
+		buffers.Put(buf)
+	}()
 	w := zip.NewWriter(buf)
 	// A deflate compressor is about a megabyte of state: reuse them.
 	// Reset makes a reused one produce exactly what a new one would.
@@ -117,9 +121,7 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("build zip: %w", err)
 	}
-	out := buf.Bytes()
-	if cap(out)-len(out) > len(out)/8 {
-		out = bytes.Clone(out) // snapshots keep it: do not keep the slack too
-	}
-	return out, nil
+	// Snapshots keep the archive: copy it out at exactly its length and
+	// keep the working buffer for the next one.
+	return bytes.Clone(buf.Bytes()), nil
 }
