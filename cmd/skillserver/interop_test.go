@@ -340,14 +340,7 @@ func TestInteropSkillsCLI(t *testing.T) {
 	skillsRoot, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skillsRoot, "--agents", agents)
 
-	resp, body := ts.get(t, "/.well-known/agent-skills/index.json")
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("index: status %d", resp.StatusCode)
-	}
-	var idx rfcIndex
-	if err := json.Unmarshal(body, &idx); err != nil {
-		t.Fatalf("index: %v", err)
-	}
+	idx := ts.index(t)
 	if len(idx.Skills) == 0 {
 		t.Fatal("index lists no skills")
 	}

@@ -123,6 +123,20 @@ func (ts *testServer) get(t *testing.T, path string) (*http.Response, []byte) {
 	return resp, body
 }
 
+// index fetches and decodes the RFC index.
+func (ts *testServer) index(t *testing.T) rfcIndex {
+	t.Helper()
+	resp, body := ts.get(t, "/.well-known/agent-skills/index.json")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("index: status %d", resp.StatusCode)
+	}
+	var idx rfcIndex
+	if err := json.Unmarshal(body, &idx); err != nil {
+		t.Fatalf("index: %v", err)
+	}
+	return idx
+}
+
 func sha(b []byte) string {
 	s := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(s[:])
@@ -154,14 +168,7 @@ func TestServeExampleTree(t *testing.T) {
 	skills, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
 
-	resp, body := ts.get(t, "/.well-known/agent-skills/index.json")
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("index: status %d", resp.StatusCode)
-	}
-	var idx rfcIndex
-	if err := json.Unmarshal(body, &idx); err != nil {
-		t.Fatalf("index: %v", err)
-	}
+	idx := ts.index(t)
 	if idx.Schema != "https://schemas.agentskills.io/discovery/0.2.0/schema.json" {
 		t.Errorf("$schema = %q", idx.Schema)
 	}

@@ -59,19 +59,19 @@ type cachedZip struct {
 	data   []byte
 }
 
-type parsedSkill struct {
+// parsed is a front matter parse result, valid for the same bytes
+// (digest) parsed for the same expected name (the folder or file name).
+type parsed[T any] struct {
 	digest   content.Digest
-	folder   string
-	skill    skill.Skill
+	want     string
+	value    T
 	problems []skill.Problem
 }
 
-type parsedAgent struct {
-	digest   content.Digest
-	want     string
-	agent    skill.Agent
-	problems []skill.Problem
-}
+type (
+	parsedSkill = parsed[skill.Skill]
+	parsedAgent = parsed[skill.Agent]
+)
 
 // inDoubt is how close to the moment it was read a file's modification
 // time may be before the cache no longer trusts it: a write in the same
@@ -163,29 +163,38 @@ func (e *entryScan) file(key string, info fs.FileInfo, read func() ([]byte, erro
 
 // parseSkill parses a SKILL.md, or reuses the result for the same bytes.
 func (e *entryScan) parseSkill(path, folder string, d content.Digest, data []byte) (skill.Skill, []skill.Problem) {
+	var prev map[string]parsedSkill
 	if e.prev != nil {
-		if p, ok := e.prev.skills[path]; ok && p.digest == d && p.folder == folder {
-			e.next.skills[path] = p
-			return p.skill, p.problems
-		}
+		prev = e.prev.skills
 	}
-	s, ps := skill.ParseSkill(path, folder, data)
-	e.next.skills[path] = parsedSkill{digest: d, folder: folder, skill: s, problems: ps}
-	return s, ps
+	return reuseParse(prev, e.next.skills, path, folder, d, func() (skill.Skill, []skill.Problem) {
+		return skill.ParseSkill(path, folder, data)
+	})
 }
 
 // parseAgent parses an agent-md file, or reuses the result for the same
 // bytes.
 func (e *entryScan) parseAgent(path, want string, d content.Digest, data []byte) (skill.Agent, []skill.Problem) {
+	var prev map[string]parsedAgent
 	if e.prev != nil {
-		if p, ok := e.prev.agents[path]; ok && p.digest == d && p.want == want {
-			e.next.agents[path] = p
-			return p.agent, p.problems
-		}
+		prev = e.prev.agents
 	}
-	a, ps := skill.ParseAgent(path, want, data)
-	e.next.agents[path] = parsedAgent{digest: d, want: want, agent: a, problems: ps}
-	return a, ps
+	return reuseParse(prev, e.next.agents, path, want, d, func() (skill.Agent, []skill.Problem) {
+		return skill.ParseAgent(path, want, data)
+	})
+}
+
+// reuseParse returns prev's result for path when it was parsed from the
+// same bytes for the same expected name, else parses; either way the
+// result goes into next.
+func reuseParse[T any](prev, next map[string]parsed[T], path, want string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
+	if p, ok := prev[path]; ok && p.digest == d && p.want == want {
+		next[path] = p
+		return p.value, p.problems
+	}
+	v, ps := parse()
+	next[path] = parsed[T]{digest: d, want: want, value: v, problems: ps}
+	return v, ps
 }
 
 // zip returns the archive of files, reusing the one built for the same

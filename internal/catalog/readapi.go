@@ -116,24 +116,28 @@ func (s *Snapshot) indexes() *searchIndexes {
 
 // SearchSkills ranks skills for q (all, by name, when q is empty).
 func (s *Snapshot) SearchSkills(q string) []Summary {
-	hits := s.indexes().skills.Search(q)
-	out := make([]Summary, len(hits))
-	for i, h := range hits {
-		sk := s.Skills[h]
-		out[i] = Summary{Name: sk.Name, Description: sk.Latest.Description, LatestVersion: sk.Latest.Version,
-			VersionCount: len(sk.Versions), Tags: sk.Latest.list("tags"), Href: APISkillsRoot + "/" + sk.Name}
-	}
-	return out
+	return summaries(s.indexes().skills.Search(q), func(i int) Summary {
+		sk := s.Skills[i]
+		return summary(APISkillsRoot, sk.Name, len(sk.Versions), sk.Latest.Description, sk.Latest.Version, sk.Latest.list("tags"))
+	})
 }
 
 // SearchAgents ranks sub-agents for q.
 func (s *Snapshot) SearchAgents(q string) []Summary {
-	hits := s.indexes().agent.Search(q)
+	return summaries(s.indexes().agent.Search(q), func(i int) Summary {
+		a := s.Agents[i]
+		return summary(APISubagentsRoot, a.Name, len(a.Versions), a.Latest.Description, a.Latest.Version, a.Latest.list("tags"))
+	})
+}
+
+func summary(root, name string, versions int, description, latest string, tags []string) Summary {
+	return Summary{Name: name, Description: description, LatestVersion: latest, VersionCount: versions, Tags: tags, Href: root + "/" + name}
+}
+
+func summaries(hits []int, of func(int) Summary) []Summary {
 	out := make([]Summary, len(hits))
 	for i, h := range hits {
-		a := s.Agents[h]
-		out[i] = Summary{Name: a.Name, Description: a.Latest.Description, LatestVersion: a.Latest.Version,
-			VersionCount: len(a.Versions), Tags: a.Latest.list("tags"), Href: APISubagentsRoot + "/" + a.Name}
+		out[i] = of(h)
 	}
 	return out
 }

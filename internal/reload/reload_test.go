@@ -39,6 +39,22 @@ func (r *recorder) Update(_ context.Context, c catalog.Changes) (*catalog.Snapsh
 	return r.record(&c)
 }
 
+// next waits for the next reload, lets it finish and returns what it
+// was asked to rescan (nil: everything).
+func (r *recorder) next(t *testing.T) *catalog.Changes {
+	t.Helper()
+	select {
+	case <-r.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no reload")
+	}
+	r.mu.Lock()
+	c := r.calls[len(r.calls)-1]
+	r.mu.Unlock()
+	r.release <- struct{}{}
+	return c
+}
+
 func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.calls) }
 
 func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
@@ -121,15 +137,7 @@ func TestWatcherNamesChangedEntries(t *testing.T) {
 
 	expect := func(t *testing.T, skill, agent string) {
 		t.Helper()
-		select {
-		case <-rec.started:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no reload")
-		}
-		rec.mu.Lock()
-		c := rec.calls[len(rec.calls)-1]
-		rec.mu.Unlock()
-		rec.release <- struct{}{}
+		c := rec.next(t)
 		if c == nil || (skill != "" && !c.Skills[skill]) || (agent != "" && !c.Agents[agent]) {
 			t.Errorf("changes %+v, want skill %q agent %q", c, skill, agent)
 		}
@@ -180,19 +188,7 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 	defer cancel()
 	go w.Run(ctx)
 	go r.Run(ctx)
-	next := func() *catalog.Changes {
-		t.Helper()
-		select {
-		case <-rec.started:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no reload")
-		}
-		rec.mu.Lock()
-		c := rec.calls[len(rec.calls)-1]
-		rec.mu.Unlock()
-		rec.release <- struct{}{}
-		return c
-	}
+	next := func() *catalog.Changes { t.Helper(); return rec.next(t) }
 	// Swap the link atomically; the flip alone must be noticed.
 	tmp := filepath.Join(base, "tmp-link")
 	if err := os.Symlink(b, tmp); err != nil {
