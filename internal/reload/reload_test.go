@@ -39,6 +39,23 @@ func (r *recorder) Update(_ context.Context, c catalog.Changes) (*catalog.Snapsh
 	return r.record(&c)
 }
 
+// watch starts a Watcher on roots feeding a Reloader whose reloads rec
+// records; both stop when the test ends.
+func watch(t *testing.T, roots Roots) *recorder {
+	t.Helper()
+	rec := newRecorder()
+	r := New(rec, slog.New(slog.DiscardHandler))
+	w, err := NewWatcher(roots, 20*time.Millisecond, r, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go w.Run(ctx)
+	go r.Run(ctx)
+	return rec
+}
+
 // next waits for the next reload, lets it finish and returns what it
 // was asked to rescan (nil: everything).
 func (r *recorder) next(t *testing.T) *catalog.Changes {
@@ -124,16 +141,7 @@ func TestWatcherNamesChangedEntries(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(skills, "old", "refs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
-	w, err := NewWatcher(Roots{Skills: skills, Agents: agents}, 20*time.Millisecond, r, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go w.Run(ctx)
-	go r.Run(ctx)
+	rec := watch(t, Roots{Skills: skills, Agents: agents})
 
 	expect := func(t *testing.T, skill, agent string) {
 		t.Helper()
@@ -178,16 +186,7 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 	if err := os.Symlink(a, link); err != nil {
 		t.Fatal(err)
 	}
-	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
-	w, err := NewWatcher(Roots{Skills: link}, 20*time.Millisecond, r, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go w.Run(ctx)
-	go r.Run(ctx)
+	rec := watch(t, Roots{Skills: link})
 	next := func() *catalog.Changes { t.Helper(); return rec.next(t) }
 	// Swap the link atomically; the flip alone must be noticed.
 	tmp := filepath.Join(base, "tmp-link")
