@@ -3,11 +3,9 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io/fs"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -126,23 +124,16 @@ func (e *entryScan) close() {
 	e.c.mu.Unlock()
 }
 
-func inodeOf(info fs.FileInfo) uint64 {
-	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
-}
-
 // file returns the bytes and digest of the file key, from the cache when
-// info shows it unchanged since it was read, else by calling read.
-func (e *entryScan) file(key string, info fs.FileInfo, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+// its stat shows it unchanged since it was read, else by calling read.
+func (e *entryScan) file(key string, st stat, read func() ([]byte, error)) ([]byte, content.Digest, error) {
 	var old cachedFile
 	var known bool
 	if e.prev != nil {
 		old, known = e.prev.files[key]
 	}
-	if known && old.size == info.Size() && old.mtime == info.ModTime().UnixNano() && old.inode == inodeOf(info) &&
-		info.ModTime().Before(old.readAt.Add(-inDoubt)) { // else modified around the read: confirm by digest
+	if known && old.size == st.size && old.mtime == st.modNanos() && old.inode == st.ino &&
+		st.modTime.Before(old.readAt.Add(-inDoubt)) { // else modified around the read: confirm by digest
 		e.c.hits.Add(1)
 		e.next.files[key] = old
 		return old.data, old.digest, nil
@@ -157,7 +148,7 @@ func (e *entryScan) file(key string, info fs.FileInfo, read func() ([]byte, erro
 	if known && old.digest == d {
 		data = old.data // same bytes: keep sharing one slice with older snapshots
 	}
-	e.next.files[key] = cachedFile{size: info.Size(), mtime: info.ModTime().UnixNano(), inode: inodeOf(info), readAt: readAt, digest: d, data: data}
+	e.next.files[key] = cachedFile{size: st.size, mtime: st.modNanos(), inode: st.ino, readAt: readAt, digest: d, data: data}
 	return data, d, nil
 }
 

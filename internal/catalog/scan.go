@@ -2,19 +2,19 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"runtime"
 	"sync"
 )
 
 // entryJob is one top-level entry of a root to (re)scan: its key (a skill
-// folder's name, an agent's name) and the names in the root that claim it
-// (for agents, x.md and x/).
+// folder's name, an agent's name) and the entries of the root that claim
+// it (for agents, x.md and x/).
 type entryJob struct {
 	key    string
-	claims []string
+	claims []entry
 }
 
 // rootPlan says how a root's entries map to keys.
@@ -32,23 +32,23 @@ type rootPlan struct {
 // candidates exists any more has no claims, and is removed.
 func (p rootPlan) plan(t *treeRoot, changed map[string]bool) ([]entryJob, error) {
 	if changed == nil {
-		dir, err := fs.ReadDir(t.fsys, ".")
+		entries, err := t.list(t.top)
 		if err != nil {
 			return nil, fmt.Errorf("read root %s: %w", t.display, err)
 		}
 		var jobs []entryJob
 		index := map[string]int{}
-		for _, e := range dir {
-			key, ok := p.keyOf(e.Name())
+		for _, e := range entries {
+			key, ok := p.keyOf(e.name)
 			if !ok {
 				continue
 			}
 			if i, seen := index[key]; seen {
-				jobs[i].claims = append(jobs[i].claims, e.Name())
+				jobs[i].claims = append(jobs[i].claims, e)
 				continue
 			}
 			index[key] = len(jobs)
-			jobs = append(jobs, entryJob{key: key, claims: []string{e.Name()}})
+			jobs = append(jobs, entryJob{key: key, claims: []entry{e}})
 		}
 		return jobs, nil
 	}
@@ -62,10 +62,10 @@ func (p rootPlan) plan(t *treeRoot, changed map[string]bool) ([]entryJob, error)
 			if k, ok := p.keyOf(name); !ok || k != key {
 				continue
 			}
-			if _, err := t.root.Lstat(name); err == nil {
-				job.claims = append(job.claims, name)
-			} else if !os.IsNotExist(err) {
-				job.claims = append(job.claims, name) // let the scan report it
+			e, err := t.lookup(t.top, name)
+			if err == nil || !errors.Is(err, fs.ErrNotExist) {
+				// A name that cannot be stat'ed is scanned, which reports it.
+				job.claims = append(job.claims, e)
 			}
 		}
 		jobs = append(jobs, job)

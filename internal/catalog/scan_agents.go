@@ -1,8 +1,6 @@
 package catalog
 
 import (
-	"io/fs"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -58,28 +56,28 @@ func scanAgentEntry(base scanBase, job entryJob) *agentEntry {
 }
 
 // scanClaims reads the top-level entries that claim one agent name.
-func (s *agentScanner) scanClaims(name string, entries []string) *Agent {
+func (s *agentScanner) scanClaims(name string, entries []entry) *Agent {
 	type claim struct {
-		entry string
-		dir   bool
+		entry
+		resolved stat
 	}
 	var valid []claim
 	for _, e := range entries {
-		info, err := s.t.stat(e)
+		st, err := s.t.resolve(s.t.top, e)
 		switch {
 		case err != nil:
-			s.problem(skill.Errorf(s.t.report(e), skill.RuleSymlink, "%s", symlinkProblem(err)))
+			s.problem(s.t.resolveProblem(s.t.top, e, err))
 			continue
-		case !info.IsDir() && !(info.Mode().IsRegular() && strings.HasSuffix(e, agentExt)):
+		case !st.isDir() && !(st.isRegular() && strings.HasSuffix(e.name, agentExt)):
 			continue // README files and other notes beside the agents
-		case info.IsDir() && e != name:
-			s.problem(skill.Errorf(s.t.report(e), skill.RuleLayout, "a versioned sub-agent folder is named after the agent, without .md (agents/%s/1.0.0.md)", name))
+		case st.isDir() && e.name != name:
+			s.problem(skill.Errorf(s.t.report(e.name), skill.RuleLayout, "a versioned sub-agent folder is named after the agent, without .md (agents/%s/1.0.0.md)", name))
 			continue
 		case !skill.ValidName(name):
-			s.problem(skill.Errorf(s.t.report(e), skill.RuleName, "%q is not a valid sub-agent name (1-%d lowercase letters, digits and single hyphens); rename it", name, skill.MaxNameLen))
+			s.problem(skill.Errorf(s.t.report(e.name), skill.RuleName, "%q is not a valid sub-agent name (1-%d lowercase letters, digits and single hyphens); rename it", name, skill.MaxNameLen))
 			continue
 		}
-		valid = append(valid, claim{entry: e, dir: info.IsDir()})
+		valid = append(valid, claim{entry: e, resolved: st})
 	}
 	switch len(valid) {
 	case 0:
@@ -88,14 +86,14 @@ func (s *agentScanner) scanClaims(name string, entries []string) *Agent {
 	default:
 		// Deterministic and safe: neither is published, both are named.
 		for _, c := range valid {
-			s.problem(skill.Errorf(s.t.report(c.entry), skill.RuleDuplicate, "sub-agent %q is defined both as %s.md and as folder %s/; keep one", name, name, name))
+			s.problem(skill.Errorf(s.t.report(c.name), skill.RuleDuplicate, "sub-agent %q is defined both as %s.md and as folder %s/; keep one", name, name, name))
 		}
 		return nil
 	}
 	var versions []*AgentVersion
-	if valid[0].dir {
-		versions = s.scanVersioned(name, valid[0].entry)
-	} else if v := s.scanFile(name, valid[0].entry, ""); v != nil {
+	if c := valid[0]; c.resolved.isDir() {
+		versions = s.scanVersioned(name, c.entry)
+	} else if v := s.scanFile(name, s.t.top, c.entry, ""); v != nil {
 		versions = []*AgentVersion{v}
 	}
 	if len(versions) == 0 {
@@ -141,53 +139,58 @@ func sortedAgents(entries map[string]*agentEntry) []*Agent {
 	return out
 }
 
-// scanVersioned reads the folder dir (agents/<name>/) of versions.
-func (s *agentScanner) scanVersioned(name, dir string) []*AgentVersion {
-	entries, err := fs.ReadDir(s.t.fsys, dir)
+// scanVersioned reads the folder e (agents/<name>/) of versions.
+func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
+	d, err := s.t.openDir(s.t.top, e)
+	var entries []entry
+	if err == nil {
+		defer d.close()
+		entries, err = s.t.list(d)
+	}
 	if err != nil {
-		s.problem(skill.Errorf(s.t.report(dir), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+		s.problem(skill.Errorf(s.t.report(e.name), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
 		return nil
 	}
 	var versions []*AgentVersion
 	found := false
 	for _, e := range entries {
-		if isHidden(e.Name()) || !strings.HasSuffix(e.Name(), agentExt) {
+		if !strings.HasSuffix(e.name, agentExt) {
 			continue
 		}
 		found = true
-		ver := strings.TrimSuffix(e.Name(), agentExt)
-		rel := path.Join(dir, e.Name())
+		ver := strings.TrimSuffix(e.name, agentExt)
 		if !skill.ValidVersion(ver) {
-			s.problem(skill.Errorf(s.t.report(rel), skill.RuleVersion, "version file %q must be named <version>.md with 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0.md)", e.Name(), skill.MaxVersionLen))
+			s.problem(skill.Errorf(s.t.report(d.join(e.name)), skill.RuleVersion, "version file %q must be named <version>.md with 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0.md)", e.name, skill.MaxVersionLen))
 			continue
 		}
-		if v := s.scanFile(name, rel, ver); v != nil {
+		if v := s.scanFile(name, d, e, ver); v != nil {
 			versions = append(versions, v)
 		}
 	}
 	if !found {
-		s.problem(skill.Errorf(s.t.report(dir), skill.RuleLayout, "no agent files: a versioned sub-agent folder holds <version>.md files such as %s/1.0.0.md", name))
+		s.problem(skill.Errorf(s.t.report(d.path), skill.RuleLayout, "no agent files: a versioned sub-agent folder holds <version>.md files such as %s/1.0.0.md", name))
 	}
 	return versions
 }
 
-// scanFile validates one agent-md file. fileVersion is the version from
-// the file name, or "" for a flat agent.
-func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
+// scanFile validates the agent-md file e of d. fileVersion is the version
+// from the file name, or "" for a flat agent.
+func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string) *AgentVersion {
+	rel := d.join(e.name)
 	report := s.t.report(rel)
-	info, err := s.t.stat(rel)
+	st, err := s.t.resolve(d, e)
 	switch {
 	case err != nil:
-		s.problem(skill.Errorf(report, skill.RuleSymlink, "%s", symlinkProblem(err)))
+		s.problem(s.t.resolveProblem(d, e, err))
 		return nil
-	case !info.Mode().IsRegular():
-		s.problem(skill.Errorf(report, skill.RuleFileType, "%s is not a regular file", fileKind(info.Mode())))
+	case !st.isRegular():
+		s.problem(skill.Errorf(report, skill.RuleFileType, "%s is not a regular file", fileKind(st.mode)))
 		return nil
-	case s.lim.MaxFileBytes > 0 && info.Size() > s.lim.MaxFileBytes:
-		s.problem(skill.Errorf(report, skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", info.Size(), s.lim.MaxFileBytes))
+	case s.lim.MaxFileBytes > 0 && st.size > s.lim.MaxFileBytes:
+		s.problem(skill.Errorf(report, skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", st.size, s.lim.MaxFileBytes))
 		return nil
 	}
-	data, digest, err := s.readFile(file{full: rel, size: info.Size(), info: info})
+	data, digest, err := s.cachedRead(&file{full: rel, st: st}, func() ([]byte, error) { return s.t.readFile(d, e, st.size) })
 	if err != nil {
 		s.problem(skill.Errorf(report, skill.RuleRead, "cannot read: %s", describeErr(err)))
 		return nil
@@ -212,7 +215,7 @@ func (s *agentScanner) scanFile(name, rel, fileVersion string) *AgentVersion {
 		Digest:        digest,
 		Source:        report,
 		Generation:    s.generation,
-		PublishedAt:   info.ModTime().UTC().Truncate(time.Second),
+		PublishedAt:   st.modTime.UTC().Truncate(time.Second),
 	}
 	switch {
 	case fileVersion != "":

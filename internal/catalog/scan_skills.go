@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -60,10 +59,10 @@ func carrySkillVersion(blobs *content.Builder, from *content.Store, v *SkillVers
 	}
 }
 
-// readFile returns a file's bytes and digest, from the cache when the file
-// is unchanged.
-func (s *scanBase) readFile(f file) ([]byte, content.Digest, error) {
-	return s.ec.file(s.t.report(f.full), f.info, func() ([]byte, error) { return s.t.readFile(f) })
+// cachedRead is a fileReader through the entry's cache: a file whose stat
+// is unchanged is not read again.
+func (s *scanBase) cachedRead(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+	return s.ec.file(s.t.report(f.full), f.st, read)
 }
 
 // failedPaths are the paths of an entry's error problems.
@@ -155,13 +154,12 @@ var skillsPlan = rootPlan{
 	candidates: func(key string) []string { return []string{key} },
 }
 
-// scanSkillEntry scans one skill folder (job.claims holds its name, or
-// nothing when it is gone) into an entry, or nil when there is nothing to
-// keep.
+// scanSkillEntry scans one skill folder (job.claims holds it, or nothing
+// when it is gone) into an entry, or nil when there is nothing to keep.
 func scanSkillEntry(base scanBase, job entryJob) *skillEntry {
 	s := &skillScanner{scanBase: base, cur: &skillEntry{gen: base.generation}}
 	if len(job.claims) > 0 {
-		s.cur.skill = s.scanEntry(job.key)
+		s.cur.skill = s.scanEntry(job.claims[0])
 	}
 	s.keepLastGood(job.key)
 	if s.cur.skill == nil && len(s.cur.problems) == 0 {
@@ -171,20 +169,42 @@ func scanSkillEntry(base scanBase, job entryJob) *skillEntry {
 }
 
 // scanEntry reads one top-level entry of the skills root.
-func (s *skillScanner) scanEntry(name string) *Skill {
-	info, err := s.t.stat(name)
+func (s *skillScanner) scanEntry(e entry) *Skill {
+	name := e.name
+	st, err := s.t.resolve(s.t.top, e)
 	if err != nil {
-		s.problem(skill.Errorf(s.t.report(name), skill.RuleSymlink, "%s", symlinkProblem(err)))
+		s.problem(s.t.resolveProblem(s.t.top, e, err))
 		return nil
 	}
-	if !info.IsDir() {
+	if !st.isDir() {
 		return nil // README.md and friends beside the skills
 	}
 	if !skill.ValidName(name) {
 		s.problem(skill.Errorf(s.t.report(name), skill.RuleName, "skill folder %q is not a valid skill name (1-%d lowercase letters, digits and single hyphens); rename the folder", name, skill.MaxNameLen))
 		return nil
 	}
-	return s.scanSkill(name, info)
+	d, entries, ok := s.openFolder(s.t.top, e)
+	if !ok {
+		return nil
+	}
+	defer d.close()
+	return s.scanSkill(name, d, st, entries)
+}
+
+// openFolder opens and lists the folder e of d; a failure is a problem.
+func (s *skillScanner) openFolder(d *dir, e entry) (*dir, []entry, bool) {
+	sub, err := s.t.openDir(d, e)
+	if err != nil {
+		s.problem(skill.Errorf(s.t.report(d.join(e.name)), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+		return nil, nil, false
+	}
+	entries, err := s.t.list(sub)
+	if err != nil {
+		sub.close()
+		s.problem(skill.Errorf(s.t.report(sub.path), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+		return nil, nil, false
+	}
+	return sub, entries, true
 }
 
 // keepLastGood carries versions of the previous snapshot whose folders
@@ -224,16 +244,12 @@ func sortedSkills(entries map[string]*skillEntry) []*Skill {
 	return out
 }
 
-// scanSkill reads one skill folder, flat or versioned. Each folder is
-// listed once; the listing also tells where SKILL.md files are.
-func (s *skillScanner) scanSkill(name string, info fs.FileInfo) *Skill {
-	top, err := s.t.listFolder(name, info)
-	if err != nil {
-		s.problem(skill.Errorf(s.t.report(name), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-		return nil
-	}
-	if s.t.has(top, skillFile) {
-		v := s.scanVersion(name, top, "")
+// scanSkill reads one skill folder d (whose stat is st), flat or
+// versioned. Each folder is opened and listed once; the listing also
+// tells where SKILL.md files are.
+func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) *Skill {
+	if _, ok := s.t.findFile(d, entries, skillFile); ok {
+		v := s.scanVersion(name, d, st, entries, "")
 		if v == nil {
 			return nil
 		}
@@ -242,38 +258,36 @@ func (s *skillScanner) scanSkill(name string, info fs.FileInfo) *Skill {
 	var versions []*SkillVersion
 	var ignored []skill.Problem
 	found := false
-	for _, e := range top.entries {
-		child := path.Join(name, e.Name())
-		if isHidden(e.Name()) {
-			continue
-		}
-		info, err := e.Info()
-		if err == nil && e.Type()&fs.ModeSymlink != 0 {
-			info, err = s.t.stat(child)
-		}
+	for _, e := range entries {
+		child := d.join(e.name)
+		vst, err := s.t.resolve(d, e)
 		if err != nil {
-			s.problem(skill.Errorf(s.t.report(child), skill.RuleSymlink, "%s", symlinkProblem(err)))
+			s.problem(s.t.resolveProblem(d, e, err))
 			continue
 		}
-		var version folder
-		if info.IsDir() {
-			if version, err = s.t.listFolder(child, info); err != nil {
-				s.problem(skill.Errorf(s.t.report(child), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-				continue
-			}
+		if !vst.isDir() {
+			ignored = append(ignored, ignoredInVersioned(s.t.report(child)))
+			continue
 		}
-		if !info.IsDir() || !s.t.has(version, skillFile) {
-			ignored = append(ignored, skill.Warnf(s.t.report(child), skill.RuleLayout, "ignored: a versioned skill folder holds only version folders, each with a SKILL.md"))
+		vd, ventries, ok := s.openFolder(d, e)
+		if !ok {
+			continue
+		}
+		if _, ok := s.t.findFile(vd, ventries, skillFile); !ok {
+			vd.close()
+			ignored = append(ignored, ignoredInVersioned(s.t.report(child)))
 			continue
 		}
 		found = true
-		if !skill.ValidVersion(e.Name()) {
-			s.problem(skill.Errorf(s.t.report(child), skill.RuleVersion, "version folder %q must be 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0)", e.Name(), skill.MaxVersionLen))
+		if !skill.ValidVersion(e.name) {
+			vd.close()
+			s.problem(skill.Errorf(s.t.report(child), skill.RuleVersion, "version folder %q must be 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0)", e.name, skill.MaxVersionLen))
 			continue
 		}
-		if v := s.scanVersion(name, version, e.Name()); v != nil {
+		if v := s.scanVersion(name, vd, vst, ventries, e.name); v != nil {
 			versions = append(versions, v)
 		}
+		vd.close()
 	}
 	if found {
 		s.cur.problems = append(s.cur.problems, ignored...)
@@ -286,30 +300,28 @@ func (s *skillScanner) scanSkill(name string, info fs.FileInfo) *Skill {
 	return newSkill(name, versions)
 }
 
-// scanVersion validates and stores one version folder. folderVersion is the
-// version folder's name, or "" for a flat skill.
-func (s *skillScanner) scanVersion(name string, f folder, folderVersion string) *SkillVersion {
-	dir := f.path
-	files, ps := s.t.listFiles(f, s.lim)
+func ignoredInVersioned(report string) skill.Problem {
+	return skill.Warnf(report, skill.RuleLayout, "ignored: a versioned skill folder holds only version folders, each with a SKILL.md")
+}
+
+// scanVersion validates and stores one version folder d (whose stat is
+// st, listed as entries). folderVersion is the version folder's name, or
+// "" for a flat skill.
+func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry, folderVersion string) *SkillVersion {
+	dir := d.path
+	files, ps := s.t.listFiles(d, st, entries, s.lim, s.cachedRead)
 	mdPath := s.t.report(path.Join(dir, skillFile))
 
-	data := make(map[string][]byte, len(files))
-	digests := make(map[string]content.Digest, len(files))
-	if !skill.HasError(ps) {
-		for _, f := range files {
-			b, d, err := s.readFile(f)
-			if err != nil {
-				ps = append(ps, skill.Errorf(s.t.report(f.full), skill.RuleRead, "cannot read: %s", describeErr(err)))
-				continue
-			}
-			data[f.rel], digests[f.rel] = b, d
+	var md *file
+	for i := range files {
+		if files[i].rel == skillFile && files[i].read {
+			md = &files[i]
 		}
 	}
-	md, haveMD := data[skillFile]
 	var sk skill.Skill
-	if haveMD {
+	if md != nil {
 		var mdProbs []skill.Problem
-		sk, mdProbs = s.ec.parseSkill(mdPath, name, digests[skillFile], md)
+		sk, mdProbs = s.ec.parseSkill(mdPath, name, md.digest, md.data)
 		ps = append(ps, mdProbs...)
 	}
 	if folderVersion != "" && sk.Version != "" && sk.Version != folderVersion {
@@ -318,9 +330,9 @@ func (s *skillScanner) scanVersion(name string, f folder, folderVersion string) 
 	if folderVersion == LatestAlias || sk.Version == LatestAlias {
 		ps = append(ps, skill.Errorf(s.t.report(dir), skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", LatestAlias))
 	}
-	ps = append(ps, s.checkResources(dir, files, data)...)
+	ps = append(ps, s.checkResources(files)...)
 	s.cur.problems = append(s.cur.problems, ps...)
-	if skill.HasError(ps) || !haveMD {
+	if skill.HasError(ps) || md == nil {
 		return nil
 	}
 
@@ -331,29 +343,28 @@ func (s *skillScanner) scanVersion(name string, f folder, folderVersion string) 
 		MetadataLists: sk.MetadataLists,
 		Source:        s.t.report(dir),
 		Generation:    s.generation,
-		SkillMD:       digests[skillFile],
+		SkillMD:       md.digest,
 		Type:          TypeSkillMD,
 	}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))
 	archiveDigests := make([]content.Digest, 0, len(files))
-	s.blobs.PutDigested(v.SkillMD, md)
+	s.blobs.PutDigested(v.SkillMD, md.data)
 	for _, f := range files {
-		if f.modTime.After(newest) {
-			newest = f.modTime
+		if f.st.modTime.After(newest) {
+			newest = f.st.modTime
 		}
-		exec := f.mode&0o111 != 0
-		archive = append(archive, content.ArchiveFile{Path: f.rel, Data: data[f.rel], Executable: exec})
-		archiveDigests = append(archiveDigests, digests[f.rel])
+		archive = append(archive, content.ArchiveFile{Path: f.rel, Data: f.data, Executable: f.st.executable()})
+		archiveDigests = append(archiveDigests, f.digest)
 		if f.rel == skillFile {
 			continue
 		}
 		mode := uint32(0o644)
-		if exec {
+		if f.st.executable() {
 			mode = 0o755
 		}
-		s.blobs.PutDigested(digests[f.rel], data[f.rel])
-		v.Resources = append(v.Resources, Resource{Path: f.rel, Digest: digests[f.rel], Size: f.size, Mode: mode})
+		s.blobs.PutDigested(f.digest, f.data)
+		v.Resources = append(v.Resources, Resource{Path: f.rel, Digest: f.digest, Size: int64(len(f.data)), Mode: mode})
 	}
 	if len(v.Resources) > 0 {
 		zipped, zd, err := s.ec.zip(archive, archiveDigests)
@@ -399,7 +410,7 @@ func (s *skillScanner) scanVersion(name string, f folder, folderVersion string) 
 
 // checkResources applies the rules every client needs of an archive's
 // paths and text files.
-func (s *skillScanner) checkResources(dir string, files []file, data map[string][]byte) []skill.Problem {
+func (s *skillScanner) checkResources(files []file) []skill.Problem {
 	var ps []skill.Problem
 	// Every file path and every folder above one, folded: a file "notes"
 	// and a folder "Notes/" collide on a case-insensitive filesystem too.
@@ -425,7 +436,7 @@ func (s *skillScanner) checkResources(dir string, files []file, data map[string]
 			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "%q is reserved for an API route of the version; move the file into a subfolder", f.rel))
 		}
 		if f.rel != skillFile && textExts[strings.ToLower(path.Ext(f.rel))] {
-			if b, ok := data[f.rel]; ok && !utf8.Valid(b) {
+			if f.read && !utf8.Valid(f.data) {
 				ps = append(ps, skill.Errorf(report, skill.RuleEncoding, "text file is not valid UTF-8; clients reject the archive; save it as UTF-8"))
 			}
 		}

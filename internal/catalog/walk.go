@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -22,23 +23,39 @@ type Limits struct {
 	MaxTotalBytes int64 // bytes per version
 }
 
-// treeRoot is one scanned root directory, opened with os.OpenRoot so no
-// path, symlink or ".." can reach outside it.
+// A scan opens each folder of a root once and lists it, stats every entry
+// once relative to the folder's handle (fstatat), and opens files and
+// subfolders relative to it too (openat), so what a file costs does not
+// grow with its depth and nothing is looked up by path twice. A name is
+// opened that way only when its stat says it is not a symlink, and with
+// O_NOFOLLOW, so a name swapped for a link in between fails to open
+// instead of being followed. Symlinks are resolved through the root's
+// os.Root, which keeps them inside the root.
+
+// treeRoot is one scanned root directory, open for one scan.
 type treeRoot struct {
-	root    *os.Root
-	fsys    fs.FS
-	display string // how problem paths name the root, e.g. "skills"
+	root    *os.Root // resolves symlinks without leaving the root
+	top     *dir     // the root folder itself
+	display string   // how problem paths name the root, e.g. "skills"
 }
 
-func openTreeRoot(dir string) (*treeRoot, error) {
-	root, err := os.OpenRoot(dir)
+func openTreeRoot(path string) (*treeRoot, error) {
+	root, err := os.OpenRoot(path)
 	if err != nil {
 		return nil, err
 	}
-	return &treeRoot{root: root, fsys: root.FS(), display: strings.TrimSuffix(toSlash(dir), "/")}, nil
+	t := &treeRoot{root: root, display: strings.TrimSuffix(toSlash(path), "/")}
+	if t.top, err = t.openThroughRoot("."); err != nil {
+		root.Close()
+		return nil, err
+	}
+	return t, nil
 }
 
-func (t *treeRoot) Close() error { return t.root.Close() }
+func (t *treeRoot) Close() error {
+	t.top.close()
+	return t.root.Close()
+}
 
 // report is the path a problem names: the root as configured, then p.
 func (t *treeRoot) report(p string) string {
@@ -48,142 +65,247 @@ func (t *treeRoot) report(p string) string {
 	return t.display + "/" + p
 }
 
-// readFile reads f into a buffer of the size its stat gave: one open and
-// one read, no second stat and no probe for more. A file written to while
-// it is read is caught by its next event or rescan, as any half-saved
-// file is; the bytes published are always the bytes hashed.
-func (t *treeRoot) readFile(fl file) ([]byte, error) {
-	f, err := t.root.Open(fl.full)
+func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
+
+// stat is what one stat call says of a file or folder.
+type stat struct {
+	mode     fs.FileMode
+	size     int64
+	modTime  time.Time
+	dev, ino uint64
+}
+
+func (s stat) isDir() bool          { return s.mode.IsDir() }
+func (s stat) isRegular() bool      { return s.mode.IsRegular() }
+func (s stat) isSymlink() bool      { return s.mode&fs.ModeSymlink != 0 }
+func (s stat) sameFile(o stat) bool { return s.dev == o.dev && s.ino == o.ino }
+func (s stat) executable() bool     { return s.mode&0o111 != 0 }
+func (s stat) modNanos() int64      { return s.modTime.UnixNano() }
+func (s stat) String() string       { return fmt.Sprintf("%v %d bytes", s.mode, s.size) }
+
+// dir is an open folder of the root.
+type dir struct {
+	path string   // relative to the root; "." is the root
+	fd   int      // the folder's handle
+	file *os.File // owns fd when the folder was opened through the root
+}
+
+func (d *dir) join(name string) string { return path.Join(d.path, name) }
+
+func (d *dir) close() {
+	if d.file != nil {
+		d.file.Close()
+		return
+	}
+	closeFD(d.fd)
+}
+
+// entry is one name in a folder, as lstat'ed: a symlink is described as
+// itself.
+type entry struct {
+	name string
+	st   stat
+	err  error // the lstat failed; the scan reports it
+}
+
+// list returns the entries of d, hidden ones left out, sorted by name. A
+// name that disappears between the listing and its stat is left out.
+func (t *treeRoot) list(d *dir) ([]entry, error) {
+	names, err := readNames(d.fd)
+	if err != nil {
+		return nil, &fs.PathError{Op: "readdir", Path: d.path, Err: err}
+	}
+	slices.Sort(names)
+	entries := make([]entry, 0, len(names))
+	for _, name := range names {
+		if isHidden(name) {
+			continue
+		}
+		st, err := lstatAt(d.fd, name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "lstat", Path: d.join(name), Err: err}
+		}
+		entries = append(entries, entry{name: name, st: st})
+	}
+	return entries, nil
+}
+
+// lookup lstats one name of d, for a scan that does not list d.
+func (t *treeRoot) lookup(d *dir, name string) (entry, error) {
+	st, err := lstatAt(d.fd, name)
+	if err != nil {
+		err = &fs.PathError{Op: "lstat", Path: d.join(name), Err: err}
+	}
+	return entry{name: name, st: st, err: err}, err
+}
+
+// resolve says what e is, following it through the root when it is a
+// symlink.
+func (t *treeRoot) resolve(d *dir, e entry) (stat, error) {
+	if e.err != nil {
+		return stat{}, e.err
+	}
+	if !e.st.isSymlink() {
+		return e.st, nil
+	}
+	info, err := t.root.Stat(d.join(e.name))
+	if err != nil {
+		return stat{}, err
+	}
+	return statOf(info), nil
+}
+
+// openDir opens the folder e of d.
+func (t *treeRoot) openDir(d *dir, e entry) (*dir, error) {
+	if e.st.isSymlink() {
+		return t.openThroughRoot(d.join(e.name))
+	}
+	fd, err := openDirAt(d.fd, e.name)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: d.join(e.name), Err: err}
+	}
+	return &dir{path: d.join(e.name), fd: fd}, nil
+}
+
+func (t *treeRoot) openThroughRoot(p string) (*dir, error) {
+	f, err := t.root.Open(p)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	buf := make([]byte, fl.size)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !(errors.Is(err, io.EOF) && n == 0) {
-		return nil, err
+	return &dir{path: p, fd: int(f.Fd()), file: f}, nil
+}
+
+// readFile reads the regular file e of d into a buffer of size bytes, the
+// size its stat gave: one open and one read, no second stat and no probe
+// for more. A file written to while it is read is caught by its next
+// event or rescan, as any half-saved file is; the bytes published are
+// always the bytes hashed.
+func (t *treeRoot) readFile(d *dir, e entry, size int64) ([]byte, error) {
+	buf := make([]byte, size)
+	if e.st.isSymlink() {
+		f, err := t.root.Open(d.join(e.name))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		n, err := io.ReadFull(f, buf)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !(errors.Is(err, io.EOF) && n == 0) {
+			return nil, err
+		}
+		return buf[:n], nil
+	}
+	n, err := readFileAt(d.fd, e.name, buf)
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: d.join(e.name), Err: err}
 	}
 	return buf[:n], nil
 }
 
-// stat resolves p, following symlinks that stay inside the root.
-func (t *treeRoot) stat(p string) (fs.FileInfo, error) { return t.root.Stat(p) }
-
-func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
-
-// folder is a folder of the tree, stat'ed and listed once.
-type folder struct {
-	path    string // relative to the root
-	info    fs.FileInfo
-	entries []fs.DirEntry
-}
-
-// listFolder lists p, whose (symlink-resolved) info the caller has.
-func (t *treeRoot) listFolder(p string, info fs.FileInfo) (folder, error) {
-	entries, err := fs.ReadDir(t.fsys, p)
-	return folder{path: p, info: info, entries: entries}, err
-}
-
-// has reports whether f holds a regular file (or a link to one) called
-// name.
-func (t *treeRoot) has(f folder, name string) bool {
-	i, found := slices.BinarySearchFunc(f.entries, name, func(e fs.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+// findFile returns the entry name of d (listed as entries) when it is a
+// regular file or a link to one.
+func (t *treeRoot) findFile(d *dir, entries []entry, name string) (entry, bool) {
+	i, found := slices.BinarySearchFunc(entries, name, func(e entry, n string) int { return strings.Compare(e.name, n) })
 	if !found {
-		return false
+		return entry{}, false
 	}
-	switch e := f.entries[i]; {
-	case e.Type().IsRegular():
-		return true
-	case e.Type()&fs.ModeSymlink != 0:
-		info, err := t.stat(path.Join(f.path, name))
-		return err == nil && info.Mode().IsRegular()
-	}
-	return false
+	st, err := t.resolve(d, entries[i])
+	return entries[i], err == nil && st.isRegular()
 }
 
 // file is one regular file found under a version folder.
 type file struct {
-	rel     string // relative to the version folder
-	full    string // relative to the root
-	size    int64
-	mode    fs.FileMode
-	modTime time.Time
-	info    fs.FileInfo // of the file itself, symlinks resolved
+	rel    string // relative to the version folder
+	full   string // relative to the root
+	st     stat   // of the file itself, symlinks resolved
+	read   bool   // data and digest are set
+	data   []byte
+	digest content.Digest
 }
 
-// listFiles walks dir (relative to the root) and returns every regular,
-// non-hidden file below it, sorted by path. Symlinks are followed when they
-// stay inside the root; links that leave it, broken links, loops and
-// special files are problems.
-func (t *treeRoot) listFiles(top folder, lim Limits) (files []file, ps []skill.Problem) {
-	dir := top.path
+// fileReader returns a file's bytes and digest; read reads them from
+// disk, for a reader that has no copy.
+type fileReader func(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error)
+
+// listFiles walks the version folder v (whose own stat is vst and whose
+// entries are listed) and returns every regular, non-hidden file below
+// it, sorted by path. Symlinks are followed when they stay inside the
+// root; links that leave it, broken links, loops and special files are
+// problems. Each file is read through get while its folder is open, so a
+// walk holds one handle per level of nesting; once the walk has found an
+// error (a problem, or a limit exceeded) it reads nothing more, since the
+// version will not be published.
+func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get fileReader) (files []file, ps []skill.Problem) {
 	var total int64
-	var walk func(rel string, ancestors []fs.FileInfo)
-	walk = func(rel string, ancestors []fs.FileInfo) {
-		full := path.Join(dir, rel)
-		entries := top.entries // the top folder is listed already
-		if rel != "." {
-			var err error
-			if entries, err = fs.ReadDir(t.fsys, full); err != nil {
-				ps = append(ps, skill.Errorf(t.report(full), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-				return
-			}
-		}
+	failed := func() bool {
+		return skill.HasError(ps) || (lim.MaxFiles > 0 && len(files) > lim.MaxFiles) || (lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes)
+	}
+	var walk func(d *dir, rel string, entries []entry, ancestors []stat)
+	walk = func(d *dir, rel string, entries []entry, ancestors []stat) {
 		for _, e := range entries {
-			if isHidden(e.Name()) {
-				continue
-			}
-			childRel := path.Join(rel, e.Name())
-			childFull := path.Join(dir, childRel)
-			var info fs.FileInfo
-			var err error
-			if e.Type()&fs.ModeSymlink != 0 {
-				info, err = t.stat(childFull)
-				if err != nil {
-					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleSymlink, "%s", symlinkProblem(err)))
-					continue
-				}
-			} else if info, err = e.Info(); err != nil {
-				ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleRead, "cannot stat: %s", describeErr(err)))
+			childRel := path.Join(rel, e.name)
+			childFull := d.join(e.name)
+			st, err := t.resolve(d, e)
+			if err != nil {
+				ps = append(ps, t.resolveProblem(d, e, err))
 				continue
 			}
 			switch {
-			case info.IsDir():
-				for _, a := range ancestors {
-					if os.SameFile(a, info) {
-						ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleSymlink, "symlink loop: the folder contains itself; remove the link"))
-						info = nil
-						break
-					}
+			case st.isDir():
+				if slices.ContainsFunc(ancestors, st.sameFile) {
+					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleSymlink, "symlink loop: the folder contains itself; remove the link"))
+					continue
 				}
-				if info != nil {
-					walk(childRel, append(ancestors, info))
+				sub, err := t.openDir(d, e)
+				var subEntries []entry
+				if err == nil {
+					subEntries, err = t.list(sub)
 				}
-			case info.Mode().IsRegular():
+				if err != nil {
+					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+				} else {
+					walk(sub, childRel, subEntries, append(ancestors, st))
+				}
+				if sub != nil {
+					sub.close()
+				}
+			case st.isRegular():
 				if !validResourcePath(childRel) {
 					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleResourcePath, "file names must be valid UTF-8 without control characters, backslashes or \"..\"; rename the file"))
 					continue
 				}
-				if lim.MaxFileBytes > 0 && info.Size() > lim.MaxFileBytes {
-					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", info.Size(), lim.MaxFileBytes))
+				if lim.MaxFileBytes > 0 && st.size > lim.MaxFileBytes {
+					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", st.size, lim.MaxFileBytes))
 					continue
 				}
-				total += info.Size()
-				files = append(files, file{rel: childRel, full: childFull, size: info.Size(), mode: info.Mode(), modTime: info.ModTime(), info: info})
+				total += st.size
+				files = append(files, file{rel: childRel, full: childFull, st: st})
+				if failed() {
+					continue
+				}
+				f := &files[len(files)-1]
+				data, digest, err := get(f, func() ([]byte, error) { return t.readFile(d, e, st.size) })
+				if err != nil {
+					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleRead, "cannot read: %s", describeErr(err)))
+					continue
+				}
+				f.read, f.data, f.digest = true, data, digest
 			default:
-				ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleFileType, "%s is not a regular file; only files and folders are published", fileKind(info.Mode())))
+				ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleFileType, "%s is not a regular file; only files and folders are published", fileKind(st.mode)))
 			}
 		}
 	}
-	walk(".", []fs.FileInfo{top.info})
+	walk(v, ".", entries, []stat{vst})
 	// Walk order puts "a/x.md" before "a-b.md"; published lists and the
 	// archive use byte order of the whole path.
 	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
 	if lim.MaxFiles > 0 && len(files) > lim.MaxFiles {
-		ps = append(ps, skill.Errorf(t.report(dir), skill.RuleLimit, "version holds %d files; the limit is %d (max_files)", len(files), lim.MaxFiles))
+		ps = append(ps, skill.Errorf(t.report(v.path), skill.RuleLimit, "version holds %d files; the limit is %d (max_files)", len(files), lim.MaxFiles))
 	}
 	if lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes {
-		ps = append(ps, skill.Errorf(t.report(dir), skill.RuleLimit, "version holds %d bytes; the limit is %d (max_total_bytes)", total, lim.MaxTotalBytes))
+		ps = append(ps, skill.Errorf(t.report(v.path), skill.RuleLimit, "version holds %d bytes; the limit is %d (max_total_bytes)", total, lim.MaxTotalBytes))
 	}
 	return files, ps
 }
@@ -201,6 +323,17 @@ func validResourcePath(p string) bool {
 		}
 	}
 	return true
+}
+
+// resolveProblem is the problem of an entry resolve failed on: a symlink
+// that is broken, loops or leaves the root, or a name that cannot be
+// stat'ed.
+func (t *treeRoot) resolveProblem(d *dir, e entry, err error) skill.Problem {
+	report := t.report(d.join(e.name))
+	if e.err != nil || !e.st.isSymlink() {
+		return skill.Errorf(report, skill.RuleRead, "cannot stat: %s", describeErr(err))
+	}
+	return skill.Errorf(report, skill.RuleSymlink, "%s", symlinkProblem(err))
 }
 
 func symlinkProblem(err error) string {

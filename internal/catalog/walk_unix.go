@@ -1,0 +1,120 @@
+//go:build unix
+
+package catalog
+
+import (
+	"errors"
+	"io/fs"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The system calls of a scan, relative to an open folder. Each retries on
+// EINTR, which a signal can cause on network and FUSE filesystems.
+
+func retry(call func() error) error {
+	for {
+		if err := call(); !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+func lstatAt(dirfd int, name string) (stat, error) {
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return stat{}, err
+	}
+	return stat{
+		mode:    modeOf(uint32(st.Mode)),
+		size:    st.Size,
+		modTime: time.Unix(st.Mtim.Unix()),
+		dev:     uint64(st.Dev),
+		ino:     uint64(st.Ino),
+	}, nil
+}
+
+// openDirAt opens the folder name of dirfd; a symlink there fails (ELOOP
+// or ENOTDIR) rather than being followed.
+func openDirAt(dirfd int, name string) (int, error) {
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
+	})
+	return fd, err
+}
+
+// readFileAt reads the file name of dirfd into buf and returns how many
+// bytes it read: fewer when the file is shorter than buf, never more. A
+// symlink there fails rather than being followed, and O_NONBLOCK keeps a
+// file swapped for a FIFO from blocking the open.
+func readFileAt(dirfd int, name string, buf []byte) (int, error) {
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer closeFD(fd)
+	n := 0
+	for n < len(buf) {
+		var m int
+		err := retry(func() (err error) {
+			m, err = unix.Read(fd, buf[n:])
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func closeFD(fd int) { unix.Close(fd) }
+
+// modeOf converts a stat mode to an fs.FileMode, as os.Lstat does.
+func modeOf(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	}
+	if m&unix.S_ISUID != 0 {
+		mode |= fs.ModeSetuid
+	}
+	if m&unix.S_ISGID != 0 {
+		mode |= fs.ModeSetgid
+	}
+	if m&unix.S_ISVTX != 0 {
+		mode |= fs.ModeSticky
+	}
+	return mode
+}
+
+// statOf converts what os.Root's Stat returns.
+func statOf(info fs.FileInfo) stat {
+	s := stat{mode: info.Mode(), size: info.Size(), modTime: info.ModTime()}
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		s.dev, s.ino = uint64(st.Dev), uint64(st.Ino)
+	}
+	return s
+}
