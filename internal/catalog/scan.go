@@ -7,14 +7,29 @@ import (
 	"io/fs"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // entryJob is one top-level entry of a root to (re)scan: its key (a skill
-// folder's name, an agent's name) and the entries of the root that claim
-// it (for agents, x.md and x/).
+// folder's name, an agent's name) and the names in the root that claim it
+// (for agents, x.md and x/).
 type entryJob struct {
 	key    string
-	claims []entry
+	claims []string
+}
+
+// lookupClaims stats the names that claim job in the root, relative to
+// it, leaving out those gone since the root was listed. The plan lists
+// the root without stats, so the stats run on the scan's workers.
+func (t *treeRoot) lookupClaims(job entryJob) []entry {
+	entries := make([]entry, 0, len(job.claims))
+	for _, name := range job.claims {
+		e, err := t.lookup(t.top, name)
+		if !errors.Is(err, fs.ErrNotExist) {
+			entries = append(entries, e) // an error other than "gone" is the scan's to report
+		}
+	}
+	return entries
 }
 
 // rootPlan says how a root's entries map to keys.
@@ -32,23 +47,23 @@ type rootPlan struct {
 // candidates exists any more has no claims, and is removed.
 func (p rootPlan) plan(t *treeRoot, changed map[string]bool) ([]entryJob, error) {
 	if changed == nil {
-		entries, err := t.list(t.top)
+		names, err := t.names(t.top)
 		if err != nil {
 			return nil, fmt.Errorf("read root %s: %w", t.display, err)
 		}
 		var jobs []entryJob
 		index := map[string]int{}
-		for _, e := range entries {
-			key, ok := p.keyOf(e.name)
+		for _, name := range names {
+			key, ok := p.keyOf(name)
 			if !ok {
 				continue
 			}
 			if i, seen := index[key]; seen {
-				jobs[i].claims = append(jobs[i].claims, e)
+				jobs[i].claims = append(jobs[i].claims, name)
 				continue
 			}
 			index[key] = len(jobs)
-			jobs = append(jobs, entryJob{key: key, claims: []entry{e}})
+			jobs = append(jobs, entryJob{key: key, claims: []string{name}})
 		}
 		return jobs, nil
 	}
@@ -62,10 +77,8 @@ func (p rootPlan) plan(t *treeRoot, changed map[string]bool) ([]entryJob, error)
 			if k, ok := p.keyOf(name); !ok || k != key {
 				continue
 			}
-			e, err := t.lookup(t.top, name)
-			if err == nil || !errors.Is(err, fs.ErrNotExist) {
-				// A name that cannot be stat'ed is scanned, which reports it.
-				job.claims = append(job.claims, e)
+			if _, err := t.lookup(t.top, name); !errors.Is(err, fs.ErrNotExist) {
+				job.claims = append(job.claims, name) // an error other than "gone" is the scan's to report
 			}
 		}
 		jobs = append(jobs, job)
@@ -75,28 +88,24 @@ func (p rootPlan) plan(t *treeRoot, changed map[string]bool) ([]entryJob, error)
 
 // runJobs calls fn for every job, on as many goroutines as there are
 // cores. Scanning is mostly hashing, parsing and compressing, so it scales
-// with them.
+// with them. Workers take the next job from a shared counter, not a
+// channel: ten thousand small jobs would otherwise be ten thousand
+// hand-offs between goroutines.
 func runJobs(ctx context.Context, jobs []entryJob, fn func(i int, job entryJob)) error {
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
-	next := make(chan int)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(jobs) {
+					return
+				}
 				fn(i, jobs[i])
 			}
-		}()
+		})
 	}
-	var err error
-	for i := range jobs {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
 	wg.Wait()
-	return err
+	return ctx.Err()
 }

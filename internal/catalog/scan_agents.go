@@ -47,7 +47,7 @@ var agentsPlan = rootPlan{
 // nil when there is nothing to keep.
 func scanAgentEntry(base scanBase, job entryJob) *agentEntry {
 	s := &agentScanner{scanBase: base, cur: &agentEntry{gen: base.generation}}
-	s.cur.agent = s.scanClaims(job.key, job.claims)
+	s.cur.agent = s.scanClaims(job.key, s.t.lookupClaims(job))
 	s.keepLastGood(job.key)
 	if s.cur.agent == nil && len(s.cur.problems) == 0 {
 		return nil

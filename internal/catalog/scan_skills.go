@@ -158,8 +158,8 @@ var skillsPlan = rootPlan{
 // when it is gone) into an entry, or nil when there is nothing to keep.
 func scanSkillEntry(base scanBase, job entryJob) *skillEntry {
 	s := &skillScanner{scanBase: base, cur: &skillEntry{gen: base.generation}}
-	if len(job.claims) > 0 {
-		s.cur.skill = s.scanEntry(job.claims[0])
+	if claims := s.t.lookupClaims(job); len(claims) > 0 {
+		s.cur.skill = s.scanEntry(claims[0])
 	}
 	s.keepLastGood(job.key)
 	if s.cur.skill == nil && len(s.cur.problems) == 0 {

@@ -108,19 +108,26 @@ type entry struct {
 	err  error // the lstat failed; the scan reports it
 }
 
-// list returns the entries of d, hidden ones left out, sorted by name. A
-// name that disappears between the listing and its stat is left out.
-func (t *treeRoot) list(d *dir) ([]entry, error) {
+// names returns the names in d, hidden ones left out, sorted.
+func (t *treeRoot) names(d *dir) ([]string, error) {
 	names, err := readNames(d.fd)
 	if err != nil {
 		return nil, &fs.PathError{Op: "readdir", Path: d.path, Err: err}
 	}
+	names = slices.DeleteFunc(names, isHidden)
 	slices.Sort(names)
+	return names, nil
+}
+
+// list returns the entries of d, hidden ones left out, sorted by name. A
+// name that disappears between the listing and its stat is left out.
+func (t *treeRoot) list(d *dir) ([]entry, error) {
+	names, err := t.names(d)
+	if err != nil {
+		return nil, err
+	}
 	entries := make([]entry, 0, len(names))
 	for _, name := range names {
-		if isHidden(name) {
-			continue
-		}
 		st, err := lstatAt(d.fd, name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -133,7 +140,8 @@ func (t *treeRoot) list(d *dir) ([]entry, error) {
 	return entries, nil
 }
 
-// lookup lstats one name of d, for a scan that does not list d.
+// lookup lstats one name of d. The error is also the entry's, so a scan
+// that goes on reports it.
 func (t *treeRoot) lookup(d *dir, name string) (entry, error) {
 	st, err := lstatAt(d.fd, name)
 	if err != nil {
