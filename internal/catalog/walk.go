@@ -16,6 +16,11 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
+// maxDepth bounds how deep folders may nest below a version folder. The
+// walk holds one open handle per level, so without a bound a deep tree
+// could use up the descriptors the server needs for its connections.
+const maxDepth = 64
+
 // Limits bound what one version may hold. Zero means no limit.
 type Limits struct {
 	MaxFileBytes  int64 // bytes per file
@@ -262,6 +267,10 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 			}
 			switch {
 			case st.isDir():
+				if len(ancestors) > maxDepth {
+					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleLimit, "folders nest more than %d levels deep below the version folder; flatten the tree", maxDepth))
+					continue
+				}
 				if slices.ContainsFunc(ancestors, st.sameFile) {
 					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleSymlink, "symlink loop: the folder contains itself; remove the link"))
 					continue

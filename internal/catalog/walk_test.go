@@ -129,3 +129,40 @@ func TestScanClosesEveryHandle(t *testing.T) {
 		t.Errorf("open descriptors: %d before three scans, %d after", before, after)
 	}
 }
+
+// TestDeepNestingIsALimit: the walk holds a handle per level, so folders
+// nested deeper than maxDepth are a limit problem, not a descriptor
+// shortage, and the neighbours stay published.
+func TestDeepNestingIsALimit(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "good", "SKILL.md"), skillMD("good"), 0o644)
+	writeFile(t, filepath.Join(root, "ok", "SKILL.md"), skillMD("ok"), 0o644)
+	writeFile(t, filepath.Join(root, "deep", "SKILL.md"), skillMD("deep"), 0o644)
+	okDir, deepDir := filepath.Join(root, "ok"), filepath.Join(root, "deep")
+	for range maxDepth {
+		okDir = filepath.Join(okDir, "d")
+	}
+	for range maxDepth + 1 {
+		deepDir = filepath.Join(deepDir, "d")
+	}
+	writeFile(t, filepath.Join(okDir, "leaf.md"), "leaf\n", 0o644)
+	writeFile(t, filepath.Join(deepDir, "leaf.md"), "leaf\n", 0o644)
+
+	snap := scanTree(t, Source{SkillsDir: root})
+	if ps := problemsUnder(snap, root+"/deep/", skill.RuleLimit); len(ps) != 1 {
+		t.Errorf("limit problems under deep/: %v; all problems %v", ps, snap.Problems)
+	}
+	if _, ok := snap.Skill("deep"); ok {
+		t.Error("a skill nested too deep was published")
+	}
+	ok, found := snap.Skill("ok")
+	if !found {
+		t.Fatalf("a skill nested exactly %d levels deep is missing; problems %v", maxDepth, snap.Problems)
+	}
+	if len(ok.Latest.Resources) != 1 {
+		t.Errorf("ok resources = %v", ok.Latest.Resources)
+	}
+	if _, found := snap.Skill("good"); !found {
+		t.Error("valid neighbour dropped")
+	}
+}
