@@ -55,6 +55,9 @@ type cachedFile struct {
 type cachedZip struct {
 	digest content.Digest
 	data   []byte
+	// deflated holds each entry's deflated bytes (slices of data) by the
+	// digest of the file, for later archives that hold the same file.
+	deflated map[content.Digest][]byte
 }
 
 // parsed is a front matter parse result, valid for the same bytes
@@ -189,7 +192,9 @@ func reuseParse[T any](prev, next map[string]parsed[T], path, want string, d con
 }
 
 // zip returns the archive of files, reusing the one built for the same
-// paths, modes and digests.
+// paths, modes and digests. A new archive reuses the deflated entries of
+// the entry's other archives for files they hold too, so a version that
+// changed one file compresses one file.
 func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest) ([]byte, content.Digest, error) {
 	h := sha256.New()
 	for i, f := range files {
@@ -209,11 +214,37 @@ func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest) (
 			return z.data, z.digest, nil
 		}
 	}
+	for i := range files {
+		files[i].Deflated = e.deflated(digests[i])
+	}
 	data, err := content.BuildZip(files)
 	if err != nil {
 		return nil, "", err
 	}
-	z := cachedZip{digest: content.Sum(data), data: data}
+	entries, err := content.ZipEntries(data)
+	if err != nil {
+		return nil, "", err
+	}
+	z := cachedZip{digest: content.Sum(data), data: data, deflated: make(map[content.Digest][]byte, len(files))}
+	for i, f := range files {
+		z.deflated[digests[i]] = entries[f.Path]
+	}
 	e.next.zips[key] = z
 	return z.data, z.digest, nil
+}
+
+// deflated returns the deflated bytes of the file with digest d from an
+// archive this entry built in this scan or the last, or nil.
+func (e *entryScan) deflated(d content.Digest) []byte {
+	for _, c := range []*entryCache{e.next, e.prev} {
+		if c == nil {
+			continue
+		}
+		for _, z := range c.zips {
+			if b, ok := z.deflated[d]; ok {
+				return b
+			}
+		}
+	}
+	return nil
 }

@@ -259,3 +259,51 @@ func TestRetentionByteBound(t *testing.T) {
 		t.Errorf("stats %+v: want at most 5000 bytes and evictions", st)
 	}
 }
+
+// TestRebuiltArchiveMatchesAFreshBuild: when one file of a version
+// changes, its archive is rebuilt from the other files' deflated entries
+// of the previous archive; the bytes must equal what a scan from scratch
+// builds, including for a later version that shares files with an
+// earlier one.
+func TestRebuiltArchiveMatchesAFreshBuild(t *testing.T) {
+	root := t.TempDir()
+	body := strings.Repeat("Reusable reference text, deflated once. ", 200)
+	writeFile(t, filepath.Join(root, "flat", "SKILL.md"), skillMD("flat"), 0o644)
+	writeFile(t, filepath.Join(root, "multi", "1.0.0", "SKILL.md"), skillMD("multi"), 0o644)
+	writeFile(t, filepath.Join(root, "multi", "2.0.0", "SKILL.md"), skillMD("multi"), 0o644)
+	for _, f := range []string{"a.md", "b.md", "c/d.md", "run.sh"} {
+		writeFile(t, filepath.Join(root, "flat", f), f+body, 0o644)
+		writeFile(t, filepath.Join(root, "multi", "1.0.0", f), f+body, 0o755)
+		writeFile(t, filepath.Join(root, "multi", "2.0.0", f), f+body, 0o755)
+	}
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
+	before, _ := c.Current().Skill("flat")
+
+	writeFile(t, filepath.Join(root, "flat", "b.md"), "changed "+body, 0o644)
+	writeFile(t, filepath.Join(root, "multi", "2.0.0", "c", "d.md"), "changed "+body, 0o755)
+	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"flat": true, "multi": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := scanTree(t, Source{SkillsDir: root})
+	for _, name := range []string{"flat", "multi"} {
+		got, _ := snap.Skill(name)
+		want, _ := fresh.Skill(name)
+		for _, wv := range want.Versions {
+			gv, ok := got.Version(wv.Version)
+			if !ok {
+				t.Fatalf("%s %s missing after the update", name, wv.Version)
+			}
+			if gv.Archive != wv.Archive {
+				t.Errorf("%s %s: archive %s after the update, %s from scratch", name, wv.Version, gv.Archive, wv.Archive)
+			}
+			b, _ := snap.Store.Get(gv.Archive)
+			if content.Sum(b) != gv.Archive {
+				t.Errorf("%s %s: stored archive does not match its digest", name, wv.Version)
+			}
+		}
+	}
+	if after, _ := snap.Skill("flat"); after.Latest.Archive == before.Latest.Archive {
+		t.Error("the changed version kept its old archive")
+	}
+}

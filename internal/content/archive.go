@@ -4,11 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
-	"github.com/klauspost/compress/flate"
 	"io"
 	"io/fs"
 	"slices"
 	"sync"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // ArchiveEntryName is the entry that always comes first in an archive.
@@ -19,6 +20,12 @@ type ArchiveFile struct {
 	Path       string // slash-separated, relative, no "." or ".." segments
 	Data       []byte
 	Executable bool // any execute bit on disk
+	// Deflated, when set, is Data as BuildZip deflates it (an entry's
+	// bytes from ZipEntries of an archive built from the same Data); it is
+	// copied in instead of compressing Data again. Deflate at a fixed
+	// level is a pure function of its input, so the archive's bytes are
+	// the same either way.
+	Deflated []byte
 }
 
 // Mode is the Unix mode the archive records for f: 0755 when the file has
@@ -89,7 +96,11 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 			compressors.Put(fw)
 		}
 	}()
+	var reuse []byte // the entry being added was deflated before
 	w.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		if reuse != nil {
+			return &deflatedWriter{out: out, deflated: reuse}, nil
+		}
 		fw := compressors.Get().(*flate.Writer)
 		fw.Reset(out)
 		used = append(used, fw)
@@ -110,6 +121,7 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 			ModifiedTime: dosTime0,
 		}
 		hdr.SetMode(f.Mode())
+		reuse = f.Deflated
 		fw, err := w.CreateHeader(hdr)
 		if err != nil {
 			return nil, fmt.Errorf("build zip: add %q: %w", f.Path, err)
@@ -124,4 +136,46 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 	// Snapshots keep the archive: copy it out at exactly its length and
 	// keep the working buffer for the next one.
 	return bytes.Clone(buf.Bytes()), nil
+}
+
+// deflatedWriter stands in for the compressor of an entry whose deflated
+// bytes are known: archive/zip still writes the file's bytes through it
+// (and computes their CRC-32 and size), and Close writes the known
+// deflated bytes in place of compressing them.
+type deflatedWriter struct {
+	out      io.Writer
+	deflated []byte
+}
+
+func (d *deflatedWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func (d *deflatedWriter) Close() error {
+	_, err := d.out.Write(d.deflated)
+	return err
+}
+
+// ZipEntries returns the deflated bytes of each entry of an archive that
+// BuildZip made, by path, as slices of archive (no copies), for building
+// later archives that hold the same files.
+func ZipEntries(archive []byte) (map[string][]byte, error) {
+	r, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
+	if err != nil {
+		return nil, fmt.Errorf("read zip: %w", err)
+	}
+	out := make(map[string][]byte, len(r.File))
+	for _, f := range r.File {
+		if f.Method != zip.Deflate {
+			return nil, fmt.Errorf("read zip: %q is not deflated", f.Name)
+		}
+		off, err := f.DataOffset()
+		if err != nil {
+			return nil, fmt.Errorf("read zip: %q: %w", f.Name, err)
+		}
+		end := off + int64(f.CompressedSize64)
+		if off < 0 || end > int64(len(archive)) {
+			return nil, fmt.Errorf("read zip: %q lies outside the archive", f.Name)
+		}
+		out[f.Name] = archive[off:end:end]
+	}
+	return out, nil
 }

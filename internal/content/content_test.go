@@ -3,7 +3,10 @@ package content
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"errors"
+	"io"
+	"slices"
 	"testing"
 )
 
@@ -68,6 +71,63 @@ func TestBuildZipLayout(t *testing.T) {
 	}
 	if _, err := BuildZip([]ArchiveFile{{Path: "a"}, {Path: "a"}}); err == nil {
 		t.Error("duplicate paths accepted")
+	}
+}
+
+// TestReusedEntriesGiveTheSameArchive: entries taken from an earlier
+// archive (ZipEntries) instead of compressed again give byte-identical
+// archives, whether all, some or none are reused, and ZipEntries finds
+// every entry's deflated bytes inside the archive it was given.
+func TestReusedEntriesGiveTheSameArchive(t *testing.T) {
+	want, err := BuildZip(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := ZipEntries(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(fixture) {
+		t.Fatalf("ZipEntries found %d entries, want %d", len(entries), len(fixture))
+	}
+	for _, f := range fixture {
+		fr := flate.NewReader(bytes.NewReader(entries[f.Path]))
+		got, err := io.ReadAll(fr)
+		if err != nil || !bytes.Equal(got, f.Data) {
+			t.Errorf("%s: entry inflates to %q (%v), want the file's bytes", f.Path, got, err)
+		}
+	}
+	for mask := range 1 << len(fixture) {
+		files := slices.Clone(fixture)
+		for i := range files {
+			if mask&(1<<i) != 0 {
+				files[i].Deflated = entries[files[i].Path]
+			}
+		}
+		got, err := BuildZip(files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("reusing entries %04b changed the archive", mask)
+		}
+	}
+	// The same bytes under another path and mode reuse the same entry.
+	moved := []ArchiveFile{{Path: "SKILL.md", Data: fixture[0].Data, Deflated: entries[fixture[0].Path]}, {Path: "x/copy", Data: fixture[1].Data, Executable: true, Deflated: entries[fixture[1].Path]}}
+	fresh := []ArchiveFile{{Path: "SKILL.md", Data: fixture[0].Data}, {Path: "x/copy", Data: fixture[1].Data, Executable: true}}
+	a, err := BuildZip(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := BuildZip(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Error("an entry reused under another path differs from a fresh one")
+	}
+	if _, err := ZipEntries([]byte("not a zip")); err == nil {
+		t.Error("ZipEntries accepted a non-zip")
 	}
 }
 
