@@ -86,7 +86,6 @@ func (s stat) isSymlink() bool      { return s.mode&fs.ModeSymlink != 0 }
 func (s stat) sameFile(o stat) bool { return s.dev == o.dev && s.ino == o.ino }
 func (s stat) executable() bool     { return s.mode&0o111 != 0 }
 func (s stat) modNanos() int64      { return s.modTime.UnixNano() }
-func (s stat) String() string       { return fmt.Sprintf("%v %d bytes", s.mode, s.size) }
 
 // dir is an open folder of the root.
 type dir struct {
