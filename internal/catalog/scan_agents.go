@@ -141,16 +141,12 @@ func sortedAgents(entries map[string]*agentEntry) []*Agent {
 
 // scanVersioned reads the folder e (agents/<name>/) of versions.
 func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
-	d, err := s.t.openDir(s.t.top, e)
-	var entries []entry
-	if err == nil {
-		defer d.close()
-		entries, err = s.t.list(d)
-	}
-	if err != nil {
-		s.problem(skill.Errorf(s.t.report(e.name), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
+	d, entries, p := s.t.openFolder(s.t.top, e)
+	if p != nil {
+		s.problem(*p)
 		return nil
 	}
+	defer d.close()
 	var versions []*AgentVersion
 	found := false
 	for _, e := range entries {

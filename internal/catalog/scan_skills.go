@@ -193,18 +193,11 @@ func (s *skillScanner) scanEntry(e entry) *Skill {
 
 // openFolder opens and lists the folder e of d; a failure is a problem.
 func (s *skillScanner) openFolder(d *dir, e entry) (*dir, []entry, bool) {
-	sub, err := s.t.openDir(d, e)
-	if err != nil {
-		s.problem(skill.Errorf(s.t.report(d.join(e.name)), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-		return nil, nil, false
+	sub, entries, p := s.t.openFolder(d, e)
+	if p != nil {
+		s.problem(*p)
 	}
-	entries, err := s.t.list(sub)
-	if err != nil {
-		sub.close()
-		s.problem(skill.Errorf(s.t.report(sub.path), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-		return nil, nil, false
-	}
-	return sub, entries, true
+	return sub, entries, p == nil
 }
 
 // keepLastGood carries versions of the previous snapshot whose folders

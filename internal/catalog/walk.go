@@ -182,6 +182,23 @@ func (t *treeRoot) openDir(d *dir, e entry) (*dir, error) {
 	return &dir{path: d.join(e.name), fd: fd}, nil
 }
 
+// openFolder opens and lists the folder e of d, or returns the problem
+// that kept it from being listed.
+func (t *treeRoot) openFolder(d *dir, e entry) (*dir, []entry, *skill.Problem) {
+	sub, err := t.openDir(d, e)
+	var entries []entry
+	if err == nil {
+		if entries, err = t.list(sub); err != nil {
+			sub.close()
+		}
+	}
+	if err != nil {
+		p := skill.Errorf(t.report(d.join(e.name)), skill.RuleRead, "cannot list folder: %s", describeErr(err))
+		return nil, nil, &p
+	}
+	return sub, entries, nil
+}
+
 func (t *treeRoot) openThroughRoot(p string) (*dir, error) {
 	f, err := t.root.Open(p)
 	if err != nil {
@@ -274,19 +291,13 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleSymlink, "symlink loop: the folder contains itself; remove the link"))
 					continue
 				}
-				sub, err := t.openDir(d, e)
-				var subEntries []entry
-				if err == nil {
-					subEntries, err = t.list(sub)
+				sub, subEntries, p := t.openFolder(d, e)
+				if p != nil {
+					ps = append(ps, *p)
+					continue
 				}
-				if err != nil {
-					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleRead, "cannot list folder: %s", describeErr(err)))
-				} else {
-					walk(sub, childRel, subEntries, append(ancestors, st))
-				}
-				if sub != nil {
-					sub.close()
-				}
+				walk(sub, childRel, subEntries, append(ancestors, st))
+				sub.close()
 			case st.isRegular():
 				if !validResourcePath(childRel) {
 					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleResourcePath, "file names must be valid UTF-8 without control characters, backslashes or \"..\"; rename the file"))
