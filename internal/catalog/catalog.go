@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // DefaultRetention is how long pinned URLs outlive a reload by default.
@@ -122,26 +123,41 @@ func (c *Catalog) report(res ReloadResult) {
 }
 
 // logReload logs each problem once (new ones, not those of reused entries)
-// and one summary line.
+// and one summary line. After a partial reload only the rescanned entries
+// can hold new problems.
 func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 	snap := res.Snapshot
-	for name, e := range snap.skillEntries {
-		if prev == nil || prev.skillEntries[name] != e {
-			for _, p := range e.problems {
-				c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
-			}
+	logNew := func(ps []skill.Problem) {
+		for _, p := range ps {
+			c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
 		}
 	}
-	for name, e := range snap.agentEntries {
-		if prev == nil || prev.agentEntries[name] != e {
-			for _, p := range e.problems {
-				c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
+	if prev == nil || !snap.partial {
+		for name, e := range snap.skillEntries {
+			if prev == nil || prev.skillEntries[name] != e {
+				logNew(e.problems)
+			}
+		}
+		for name, e := range snap.agentEntries {
+			if prev == nil || prev.agentEntries[name] != e {
+				logNew(e.problems)
+			}
+		}
+	} else {
+		for _, name := range snap.rescannedSkills {
+			if e := snap.skillEntries[name]; e != nil && prev.skillEntries[name] != e {
+				logNew(e.problems)
+			}
+		}
+		for _, name := range snap.rescannedAgents {
+			if e := snap.agentEntries[name]; e != nil && prev.agentEntries[name] != e {
+				logNew(e.problems)
 			}
 		}
 	}
 	for _, p := range snap.crossProblems {
 		if prev == nil || !slices.Contains(prev.crossProblems, p) {
-			c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
+			logNew([]skill.Problem{p})
 		}
 	}
 	c.log.Info("reload",

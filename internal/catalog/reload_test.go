@@ -1,9 +1,11 @@
 package catalog
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -306,4 +308,95 @@ func TestRebuiltArchiveMatchesAFreshBuild(t *testing.T) {
 	if after, _ := snap.Skill("flat"); after.Latest.Archive == before.Latest.Archive {
 		t.Error("the changed version kept its old archive")
 	}
+}
+
+var staleGeneration = regexp.MustCompile(`generation [0-9]+`)
+
+// TestPartialUpdatesMatchFullReloads: a partial reload patches what it
+// derives from the entries (problem list, version and error counts,
+// sub-agent route warnings, sorted lists) instead of recomputing it. Two
+// catalogs follow the same rounds of changes, one through Update with the
+// changed names and one through full Reloads; after every round both
+// must publish the same thing.
+func TestPartialUpdatesMatchFullReloads(t *testing.T) {
+	skills, agents := t.TempDir(), t.TempDir()
+	src := Source{SkillsDir: skills, AgentsDir: agents}
+	routed := func(name, agent string) string {
+		return "---\nname: " + name + "\ndescription: routes to " + agent + "\nmetadata:\n  subagent: " + agent + "\n---\n"
+	}
+	writeFile(t, filepath.Join(agents, "helper.md"), agentMD("helper"), 0o644)
+	writeFile(t, filepath.Join(skills, "router", "SKILL.md"), routed("router", "helper"), 0o644)
+	for _, n := range []string{"alpha", "beta", "gamma"} {
+		writeFile(t, filepath.Join(skills, n, "SKILL.md"), skillMD(n), 0o644)
+	}
+	writeFile(t, filepath.Join(skills, "Bad Name", "SKILL.md"), skillMD("x"), 0o644)
+
+	upd := newTestCatalog(t, src, Options{})
+	full := newTestCatalog(t, src, Options{})
+	rounds := []struct {
+		name    string
+		change  func()
+		changes Changes
+	}{
+		{"add a skill", func() { writeFile(t, filepath.Join(skills, "delta", "SKILL.md"), skillMD("delta"), 0o644) },
+			Changes{Skills: map[string]bool{"delta": true}}},
+		{"break a skill (last good stays)", func() { writeFile(t, filepath.Join(skills, "beta", "SKILL.md"), "---\nname: [\n", 0o644) },
+			Changes{Skills: map[string]bool{"beta": true}}},
+		{"remove the agent a skill routes to", func() { os.Remove(filepath.Join(agents, "helper.md")) },
+			Changes{Agents: map[string]bool{"helper": true}}},
+		{"add a version", func() {
+			os.Rename(filepath.Join(skills, "gamma", "SKILL.md"), filepath.Join(skills, "gamma.md"))
+			writeFile(t, filepath.Join(skills, "gamma", "1.0.0", "SKILL.md"), skillMD("gamma"), 0o644)
+			writeFile(t, filepath.Join(skills, "gamma", "2.0.0", "SKILL.md"), skillMD("gamma"), 0o644)
+		}, Changes{Skills: map[string]bool{"gamma": true, "gamma.md": true}}},
+		{"bring the agent back", func() { writeFile(t, filepath.Join(agents, "helper.md"), agentMD("helper"), 0o644) },
+			Changes{Agents: map[string]bool{"helper": true}}},
+		{"fix one skill, remove another", func() {
+			writeFile(t, filepath.Join(skills, "beta", "SKILL.md"), skillMD("beta"), 0o644)
+			os.RemoveAll(filepath.Join(skills, "alpha"))
+			os.RemoveAll(filepath.Join(skills, "Bad Name"))
+		}, Changes{Skills: map[string]bool{"beta": true, "alpha": true, "Bad Name": true}}},
+	}
+	for _, r := range rounds {
+		r.change()
+		a, err := upd.Update(t.Context(), r.changes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := full.Reload(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.partial {
+			t.Fatalf("%s: the update was not partial", r.name)
+		}
+		got, want := publishedState(a), publishedState(b)
+		if got != want {
+			t.Errorf("%s: after Update\n%s\nafter a full Reload\n%s", r.name, got, want)
+		}
+	}
+}
+
+// publishedState renders what a snapshot publishes about its entries. A
+// stale warning names the generation that last scanned the version, which
+// is older after partial reloads that did not rescan it; that is left out.
+func publishedState(s *Snapshot) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "skill versions %d, agent versions %d, errors %d\n", s.VersionCount(), s.AgentVersionCount(), s.ErrorCount())
+	for _, sk := range s.Skills {
+		got, ok := s.Skill(sk.Name)
+		fmt.Fprintf(&b, "skill %s (found %v, same %v):", sk.Name, ok, got == sk)
+		for _, v := range sk.Versions {
+			fmt.Fprintf(&b, " %s=%s", v.Version, v.SkillMD)
+		}
+		b.WriteString("\n")
+	}
+	for _, a := range s.Agents {
+		got, ok := s.Agent(a.Name)
+		fmt.Fprintf(&b, "agent %s (found %v, same %v): %d versions\n", a.Name, ok, got == a, len(a.Versions))
+	}
+	for _, p := range s.Problems {
+		fmt.Fprintf(&b, "problem %s %s %s: %s\n", p.Path, p.Rule, p.Severity, staleGeneration.ReplaceAllString(p.Message, "generation N"))
+	}
+	return b.String()
 }

@@ -57,8 +57,7 @@ type Snapshot struct {
 	partial                          bool
 	rescannedSkills, rescannedAgents []string
 	agentEntries                     map[string]*agentEntry
-	skillByName                      map[string]*Skill
-	agentByName                      map[string]*Agent
+	derived                          derived
 	pageSize                         int
 	server                           ServerInfo
 	search                           searchIndexes
@@ -79,46 +78,27 @@ func (s *Snapshot) tree(agents bool) *collection {
 	return &s.skillTree
 }
 
-// Skill returns the named skill.
+// Skill returns the named skill. A skill's entry key is its folder name,
+// which is its name.
 func (s *Snapshot) Skill(name string) (*Skill, bool) {
-	sk, ok := s.skillByName[name]
-	return sk, ok
+	sk := s.skillEntries[name].item()
+	return sk, sk != nil
 }
 
-// Agent returns the named sub-agent.
+// Agent returns the named sub-agent. An agent's entry key is its name.
 func (s *Snapshot) Agent(name string) (*Agent, bool) {
-	a, ok := s.agentByName[name]
-	return a, ok
+	a := s.agentEntries[name].item()
+	return a, a != nil
 }
 
 // AgentVersionCount is the number of published sub-agent versions.
-func (s *Snapshot) AgentVersionCount() int {
-	n := 0
-	for _, a := range s.Agents {
-		n += len(a.Versions)
-	}
-	return n
-}
+func (s *Snapshot) AgentVersionCount() int { return s.derived.agentVersions }
 
 // VersionCount is the number of published skill versions.
-func (s *Snapshot) VersionCount() int {
-	n := 0
-	for _, sk := range s.Skills {
-		n += len(sk.Versions)
-	}
-	return n
-}
+func (s *Snapshot) VersionCount() int { return s.derived.skillVersions }
 
 // ErrorCount is the number of error-severity problems.
-func (s *Snapshot) ErrorCount() int {
-	n := 0
-	for _, p := range s.Problems {
-		if p.Severity == skill.SeverityError {
-			n++
-		}
-	}
-	return n
-}
+func (s *Snapshot) ErrorCount() int { return s.derived.errors }
 
 // ErrScanFailed wraps the reason a whole scan could not complete; the
 // caller keeps its previous snapshot.
@@ -261,28 +241,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	snap.Rescanned = len(rescanned)
 	snap.partial = partial
 	snap.FileCacheHits, snap.FileCacheMisses = int(in.cache.hits.Load()), int(in.cache.misses.Load())
-	snap.skillByName = make(map[string]*Skill, len(snap.Skills))
-	for _, sk := range snap.Skills {
-		snap.skillByName[sk.Name] = sk
-	}
-	snap.agentByName = make(map[string]*Agent, len(snap.Agents))
-	for _, a := range snap.Agents {
-		snap.agentByName[a.Name] = a
-	}
-	for _, e := range snap.skillEntries {
-		snap.Problems = append(snap.Problems, e.problems...)
-	}
-	for _, e := range snap.agentEntries {
-		snap.Problems = append(snap.Problems, e.problems...)
-	}
-	snap.checkSubagentRoutes()
-	snap.Problems = append(snap.Problems, snap.crossProblems...)
-	slices.SortStableFunc(snap.Problems, func(a, b skill.Problem) int {
-		if c := strings.Compare(a.Path, b.Path); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Rule+a.Message, b.Rule+b.Message)
-	})
+	snap.derive(in.prev)
 	snap.server = src.Server
 	snap.pageSize = src.PageSize
 	if snap.pageSize <= 0 {
@@ -305,23 +264,6 @@ func DirExists(dir string) (bool, error) {
 		return false, fmt.Errorf("%s is not a directory", dir)
 	}
 	return true, nil
-}
-
-// checkSubagentRoutes warns about skills that route to a sub-agent the
-// snapshot does not publish; their routesToSubagent is omitted, so every
-// advertised href answers.
-func (s *Snapshot) checkSubagentRoutes() {
-	for _, sk := range s.Skills {
-		for _, v := range sk.Versions {
-			if v.Subagent == "" {
-				continue
-			}
-			if _, ok := s.agentByName[v.Subagent]; !ok {
-				s.crossProblems = append(s.crossProblems, skill.Warnf(v.Source+"/SKILL.md", skill.RuleMetadata,
-					"metadata.subagent names %q, which is not a published sub-agent; routesToSubagent is omitted", v.Subagent))
-			}
-		}
-	}
 }
 
 // prevEntries returns the previous snapshot's entries for a partial scan
@@ -363,25 +305,25 @@ func scanRoot[E comparable](ctx context.Context, t *treeRoot, p rootPlan, change
 // patchSorted returns prev (sorted by name) with the items of the keys
 // rescanned replaced by their new version, if any: the order of a large
 // catalogue is kept, not sorted again, when a reload changed a few items.
+//
+// It copies prev once and finds each key by binary search, so beyond that
+// copy its cost follows the number of keys.
 func patchSorted[T any](prev []T, keys []string, now func(key string) T, name func(T) string) []T {
-	changed := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		changed[k] = true
-	}
-	out := make([]T, 0, len(prev)+len(keys))
-	for _, it := range prev {
-		if !changed[name(it)] {
-			out = append(out, it)
-		}
-	}
+	out := slices.Grow(slices.Clone(prev), len(keys))
+	byName := func(x T, n string) int { return strings.Compare(name(x), n) }
 	var zero T
 	for _, k := range keys {
+		i, found := slices.BinarySearchFunc(out, k, byName)
 		it := now(k)
-		if any(it) == any(zero) {
-			continue
+		switch gone := any(it) == any(zero); {
+		case gone && found:
+			out = slices.Delete(out, i, i+1)
+		case gone:
+		case found:
+			out[i] = it
+		default:
+			out = slices.Insert(out, i, it)
 		}
-		i, _ := slices.BinarySearchFunc(out, name(it), func(x T, n string) int { return strings.Compare(name(x), n) })
-		out = slices.Insert(out, i, it)
 	}
 	return out
 }

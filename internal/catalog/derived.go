@@ -1,0 +1,151 @@
+package catalog
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// derived is what a snapshot knows about all of its entries together: the
+// entries that have problems, the skills that route to a sub-agent, and
+// version and error counts. A full build goes over every entry; a partial
+// one starts from the previous snapshot's and looks only at the entries
+// it rescanned, so a one-skill reload does not pay for the whole
+// catalogue here.
+type derived struct {
+	problemSkills, problemAgents map[string]bool
+	routingSkills                map[string]bool // skills with a version naming a sub-agent
+	// routeProblems are the warnings of routing skills whose sub-agent is
+	// not published, by skill.
+	routeProblems                map[string][]skill.Problem
+	skillVersions, agentVersions int
+	errors                       int
+}
+
+// derive fills s.derived, s.crossProblems and s.Problems. prev is the
+// snapshot a partial build started from.
+func (s *Snapshot) derive(prev *Snapshot) {
+	d := &s.derived
+	if s.partial {
+		p := &prev.derived
+		d.problemSkills, d.problemAgents, d.routingSkills = maps.Clone(p.problemSkills), maps.Clone(p.problemAgents), maps.Clone(p.routingSkills)
+		d.routeProblems = maps.Clone(p.routeProblems)
+		d.skillVersions, d.agentVersions = p.skillVersions, p.agentVersions
+		for _, k := range s.rescannedSkills {
+			d.forgetSkill(k, prev.skillEntries[k])
+			d.noteSkill(k, s.skillEntries[k])
+		}
+		for _, k := range s.rescannedAgents {
+			d.forgetAgent(k, prev.agentEntries[k])
+			d.noteAgent(k, s.agentEntries[k])
+		}
+	} else {
+		d.problemSkills, d.problemAgents, d.routingSkills = map[string]bool{}, map[string]bool{}, map[string]bool{}
+		d.routeProblems = map[string][]skill.Problem{}
+		for k, e := range s.skillEntries {
+			d.noteSkill(k, e)
+		}
+		for k, e := range s.agentEntries {
+			d.noteAgent(k, e)
+		}
+	}
+	s.Problems = nil
+	for k := range d.problemSkills {
+		s.Problems = append(s.Problems, s.skillEntries[k].problems...)
+	}
+	for k := range d.problemAgents {
+		s.Problems = append(s.Problems, s.agentEntries[k].problems...)
+	}
+	s.checkSubagentRoutes()
+	s.Problems = append(s.Problems, s.crossProblems...)
+	slices.SortStableFunc(s.Problems, func(a, b skill.Problem) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Rule+a.Message, b.Rule+b.Message)
+	})
+	d.errors = 0
+	for _, p := range s.Problems {
+		if p.Severity == skill.SeverityError {
+			d.errors++
+		}
+	}
+}
+
+func (d *derived) noteSkill(k string, e *skillEntry) {
+	if e == nil {
+		return
+	}
+	if len(e.problems) > 0 {
+		d.problemSkills[k] = true
+	}
+	if e.skill == nil {
+		return
+	}
+	d.skillVersions += len(e.skill.Versions)
+	if slices.ContainsFunc(e.skill.Versions, func(v *SkillVersion) bool { return v.Subagent != "" }) {
+		d.routingSkills[k] = true
+	}
+}
+
+func (d *derived) forgetSkill(k string, e *skillEntry) {
+	delete(d.problemSkills, k)
+	delete(d.routingSkills, k)
+	delete(d.routeProblems, k)
+	if sk := e.item(); sk != nil {
+		d.skillVersions -= len(sk.Versions)
+	}
+}
+
+func (d *derived) noteAgent(k string, e *agentEntry) {
+	if e == nil {
+		return
+	}
+	if len(e.problems) > 0 {
+		d.problemAgents[k] = true
+	}
+	if e.agent != nil {
+		d.agentVersions += len(e.agent.Versions)
+	}
+}
+
+func (d *derived) forgetAgent(k string, e *agentEntry) {
+	delete(d.problemAgents, k)
+	if a := e.item(); a != nil {
+		d.agentVersions -= len(a.Versions)
+	}
+}
+
+// checkSubagentRoutes warns about skills that route to a sub-agent the
+// snapshot does not publish; their routesToSubagent is omitted, so every
+// advertised href answers. Only skills that route anywhere are looked at:
+// all of them when the sub-agents may have changed (a full build, or a
+// partial one that rescanned sub-agents), else only the rescanned skills.
+func (s *Snapshot) checkSubagentRoutes() {
+	d := &s.derived
+	check := s.rescannedSkills
+	if !s.partial || len(s.rescannedAgents) > 0 {
+		check = slices.Collect(maps.Keys(d.routingSkills))
+	}
+	for _, name := range check {
+		delete(d.routeProblems, name)
+		if !d.routingSkills[name] {
+			continue
+		}
+		for _, v := range s.skillEntries[name].skill.Versions {
+			if v.Subagent == "" {
+				continue
+			}
+			if _, ok := s.Agent(v.Subagent); !ok {
+				d.routeProblems[name] = append(d.routeProblems[name], skill.Warnf(v.Source+"/SKILL.md", skill.RuleMetadata,
+					"metadata.subagent names %q, which is not a published sub-agent; routesToSubagent is omitted", v.Subagent))
+			}
+		}
+	}
+	s.crossProblems = nil
+	for _, name := range slices.Sorted(maps.Keys(d.routeProblems)) {
+		s.crossProblems = append(s.crossProblems, d.routeProblems[name]...)
+	}
+}
