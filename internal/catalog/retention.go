@@ -3,6 +3,7 @@ package catalog
 import (
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,10 +23,13 @@ type retention struct {
 	maxBytes     int64
 	maxSnapshots int
 
-	mu        sync.Mutex
-	byKey     map[string][]retainedRef // artifact key -> digests it served
-	blobs     map[content.Digest]*retainedBlob
-	bytes     int64             // sum of blobs' sizes
+	mu      sync.Mutex
+	byKey   map[string][]retainedRef // artifact key -> digests it served
+	blobs   map[content.Digest]*retainedBlob
+	current *content.Store // the published snapshot's store
+	// bytes is the sum of the sizes of the blobs the published snapshot
+	// does not also hold: what retention alone keeps in memory.
+	bytes     int64
 	evicted   int64             // blobs dropped early for the byte bound, ever
 	snapshots []retiredSnapshot // newest first
 }
@@ -48,7 +52,7 @@ type retiredSnapshot struct {
 // RetentionStats describe what retention holds.
 type RetentionStats struct {
 	Artifacts int   // pinned artifacts retained
-	Bytes     int64 // bytes held only for retention
+	Bytes     int64 // bytes held only for retention (not also by the published snapshot)
 	Evicted   int64 // blobs dropped before their window ended, to stay under the byte bound
 	Snapshots int
 }
@@ -76,9 +80,9 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 			b.expires = expires
 		} else {
 			r.blobs[d] = &retainedBlob{data: data, expires: expires}
-			r.bytes += int64(len(data))
 		}
 	})
+	r.current = cur.Store
 	r.snapshots = append([]retiredSnapshot{{snap: old, expires: expires}}, r.snapshots...)
 	if len(r.snapshots) > r.maxSnapshots {
 		r.snapshots = r.snapshots[:r.maxSnapshots]
@@ -87,27 +91,35 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 }
 
 // expire drops what the window no longer covers, and the oldest blobs
-// while over the byte bound. A blob the current snapshot also holds stays
-// too: a later snapshot may drop it before the window ends. (Its bytes are
-// the same slice, so it costs nothing until then; the count includes it.)
+// while retention alone holds more than the byte bound. A blob the
+// published snapshot also holds is kept and not counted: its bytes are
+// the same slice, so it costs nothing until a later snapshot drops it,
+// and then it counts.
 func (r *retention) expire(now time.Time) {
+	type aged struct {
+		d content.Digest
+		b *retainedBlob
+	}
+	var own []aged // blobs only retention holds
+	r.bytes = 0
 	for d, b := range r.blobs {
-		if !now.Before(b.expires) {
+		switch {
+		case !now.Before(b.expires):
 			delete(r.blobs, d)
-			r.bytes -= int64(len(b.data))
+		case r.current != nil && r.current.Has(d):
+		default:
+			own = append(own, aged{d, b})
+			r.bytes += int64(len(b.data))
 		}
 	}
 	if r.maxBytes > 0 && r.bytes > r.maxBytes {
-		type aged struct {
-			d content.Digest
-			b *retainedBlob
-		}
-		var all []aged
-		for d, b := range r.blobs {
-			all = append(all, aged{d, b})
-		}
-		slices.SortFunc(all, func(x, y aged) int { return x.b.expires.Compare(y.b.expires) })
-		for _, a := range all {
+		slices.SortFunc(own, func(x, y aged) int {
+			if c := x.b.expires.Compare(y.b.expires); c != 0 {
+				return c
+			}
+			return strings.Compare(string(x.d), string(y.d))
+		})
+		for _, a := range own {
 			if r.bytes <= r.maxBytes {
 				break
 			}
