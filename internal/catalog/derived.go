@@ -1,10 +1,14 @@
 package catalog
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -22,7 +26,24 @@ type derived struct {
 	routeProblems                map[string][]skill.Problem
 	skillVersions, agentVersions int
 	errors                       int
+	// fingerprint sums a hash of every published version's kind, name,
+	// version and artifact digest (mod 2^64): it depends on what is
+	// published, not on the order or history of reloads that led there.
+	fingerprint uint64
 }
+
+// versionHash is one published version's share of the fingerprint.
+func versionHash(kind, name, version string, d content.Digest) uint64 {
+	sum := sha256.Sum256([]byte(kind + "\x00" + name + "\x00" + version + "\x00" + string(d)))
+	return binary.BigEndian.Uint64(sum[:8])
+}
+
+// Fingerprint identifies what the snapshot publishes: every skill and
+// sub-agent version with its artifact digest. Replicas serving the same
+// tree have the same fingerprint whatever their reload history; it
+// leaves out what depends on the checkout (modification times) or on the
+// scan (problems).
+func (s *Snapshot) Fingerprint() string { return fmt.Sprintf("%016x", s.derived.fingerprint) }
 
 // derive fills s.derived, s.crossProblems and s.Problems. prev is the
 // snapshot a partial build started from.
@@ -32,7 +53,7 @@ func (s *Snapshot) derive(prev *Snapshot) {
 		p := &prev.derived
 		d.problemSkills, d.problemAgents, d.routingSkills = maps.Clone(p.problemSkills), maps.Clone(p.problemAgents), maps.Clone(p.routingSkills)
 		d.routeProblems = maps.Clone(p.routeProblems)
-		d.skillVersions, d.agentVersions = p.skillVersions, p.agentVersions
+		d.skillVersions, d.agentVersions, d.fingerprint = p.skillVersions, p.agentVersions, p.fingerprint
 		for _, k := range s.rescannedSkills {
 			d.forgetSkill(k, prev.skillEntries[k])
 			d.noteSkill(k, s.skillEntries[k])
@@ -85,6 +106,9 @@ func (d *derived) noteSkill(k string, e *skillEntry) {
 		return
 	}
 	d.skillVersions += len(e.skill.Versions)
+	for _, v := range e.skill.Versions {
+		d.fingerprint += versionHash("skill", v.Name, v.Version, v.Digest())
+	}
 	if slices.ContainsFunc(e.skill.Versions, func(v *SkillVersion) bool { return v.Subagent != "" }) {
 		d.routingSkills[k] = true
 	}
@@ -96,6 +120,9 @@ func (d *derived) forgetSkill(k string, e *skillEntry) {
 	delete(d.routeProblems, k)
 	if sk := e.item(); sk != nil {
 		d.skillVersions -= len(sk.Versions)
+		for _, v := range sk.Versions {
+			d.fingerprint -= versionHash("skill", v.Name, v.Version, v.Digest())
+		}
 	}
 }
 
@@ -108,6 +135,9 @@ func (d *derived) noteAgent(k string, e *agentEntry) {
 	}
 	if e.agent != nil {
 		d.agentVersions += len(e.agent.Versions)
+		for _, v := range e.agent.Versions {
+			d.fingerprint += versionHash("agent", v.Name, v.Version, v.Digest)
+		}
 	}
 }
 
@@ -115,6 +145,9 @@ func (d *derived) forgetAgent(k string, e *agentEntry) {
 	delete(d.problemAgents, k)
 	if a := e.item(); a != nil {
 		d.agentVersions -= len(a.Versions)
+		for _, v := range a.Versions {
+			d.fingerprint -= versionHash("agent", v.Name, v.Version, v.Digest)
+		}
 	}
 }
 

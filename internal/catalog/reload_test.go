@@ -337,29 +337,31 @@ func TestPartialUpdatesMatchFullReloads(t *testing.T) {
 
 	upd := newTestCatalog(t, src, Options{})
 	full := newTestCatalog(t, src, Options{})
+	fingerprints := []string{upd.Current().Fingerprint()}
 	rounds := []struct {
 		name    string
 		change  func()
 		changes Changes
+		same    bool // what is published stays the same
 	}{
 		{"add a skill", func() { writeFile(t, filepath.Join(skills, "delta", "SKILL.md"), skillMD("delta"), 0o644) },
-			Changes{Skills: map[string]bool{"delta": true}}},
+			Changes{Skills: map[string]bool{"delta": true}}, false},
 		{"break a skill (last good stays)", func() { writeFile(t, filepath.Join(skills, "beta", "SKILL.md"), "---\nname: [\n", 0o644) },
-			Changes{Skills: map[string]bool{"beta": true}}},
+			Changes{Skills: map[string]bool{"beta": true}}, true},
 		{"remove the agent a skill routes to", func() { os.Remove(filepath.Join(agents, "helper.md")) },
-			Changes{Agents: map[string]bool{"helper": true}}},
+			Changes{Agents: map[string]bool{"helper": true}}, false},
 		{"add a version", func() {
 			os.Rename(filepath.Join(skills, "gamma", "SKILL.md"), filepath.Join(skills, "gamma.md"))
 			writeFile(t, filepath.Join(skills, "gamma", "1.0.0", "SKILL.md"), skillMD("gamma"), 0o644)
 			writeFile(t, filepath.Join(skills, "gamma", "2.0.0", "SKILL.md"), skillMD("gamma"), 0o644)
-		}, Changes{Skills: map[string]bool{"gamma": true, "gamma.md": true}}},
+		}, Changes{Skills: map[string]bool{"gamma": true, "gamma.md": true}}, false},
 		{"bring the agent back", func() { writeFile(t, filepath.Join(agents, "helper.md"), agentMD("helper"), 0o644) },
-			Changes{Agents: map[string]bool{"helper": true}}},
+			Changes{Agents: map[string]bool{"helper": true}}, false},
 		{"fix one skill, remove another", func() {
 			writeFile(t, filepath.Join(skills, "beta", "SKILL.md"), skillMD("beta"), 0o644)
 			os.RemoveAll(filepath.Join(skills, "alpha"))
 			os.RemoveAll(filepath.Join(skills, "Bad Name"))
-		}, Changes{Skills: map[string]bool{"beta": true, "alpha": true, "Bad Name": true}}},
+		}, Changes{Skills: map[string]bool{"beta": true, "alpha": true, "Bad Name": true}}, false},
 	}
 	for _, r := range rounds {
 		r.change()
@@ -378,6 +380,14 @@ func TestPartialUpdatesMatchFullReloads(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: after Update\n%s\nafter a full Reload\n%s", r.name, got, want)
 		}
+		if changed := a.Fingerprint() != fingerprints[len(fingerprints)-1]; changed == r.same {
+			t.Errorf("%s: fingerprint changed %v, want %v", r.name, changed, !r.same)
+		}
+		fingerprints = append(fingerprints, a.Fingerprint())
+	}
+	// A replica that starts now, with no history, publishes the same.
+	if fresh, now := scanTree(t, src).Fingerprint(), upd.Current().Fingerprint(); fresh != now {
+		t.Errorf("fingerprint after the updates %s, of a fresh scan %s", now, fresh)
 	}
 }
 
@@ -386,7 +396,7 @@ func TestPartialUpdatesMatchFullReloads(t *testing.T) {
 // is older after partial reloads that did not rescan it; that is left out.
 func publishedState(s *Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "skill versions %d, agent versions %d, errors %d\n", s.VersionCount(), s.AgentVersionCount(), s.ErrorCount())
+	fmt.Fprintf(&b, "skill versions %d, agent versions %d, errors %d, fingerprint %s\n", s.VersionCount(), s.AgentVersionCount(), s.ErrorCount(), s.Fingerprint())
 	for _, sk := range s.Skills {
 		got, ok := s.Skill(sk.Name)
 		fmt.Fprintf(&b, "skill %s (found %v, same %v):", sk.Name, ok, got == sk)

@@ -36,6 +36,7 @@ type Metrics struct {
 	agents        prometheus.Gauge
 	versions      *prometheus.GaugeVec
 	bytes         prometheus.Gauge
+	content       *prometheus.GaugeVec
 	problems      *prometheus.GaugeVec
 	retainedBytes prometheus.Gauge
 	retainedItems prometheus.Gauge
@@ -93,8 +94,12 @@ func New(b Build) *Metrics {
 		}, []string{"kind"}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "snapshot_bytes",
-			Help: "Bytes of the distinct blobs the published snapshot serves.",
+			Help: "Bytes of the distinct blobs the published snapshot's content store holds. After reloads of a few entries it also holds what they replaced, until the store is rebuilt whole; it depends on reload history, so replicas serving the same tree can differ here.",
 		}),
+		content: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "snapshot_content_info",
+			Help: "1, labelled with the fingerprint of what the published snapshot serves (every skill and sub-agent version with its artifact digest). Replicas serving the same tree have the same fingerprint, whatever their reload history.",
+		}, []string{"fingerprint"}),
 		problems: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "scan_problems",
 			Help: "Problems the last successful scan reported, by severity (error or warning). Errors keep items out, or keep them at their last good version.",
@@ -122,6 +127,7 @@ func New(b Build) *Metrics {
 	f(m.agents)
 	f(m.versions)
 	f(m.bytes)
+	f(m.content)
 	f(m.problems)
 	f(m.retainedBytes)
 	f(m.retainedItems)
@@ -187,6 +193,8 @@ func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 	m.versions.WithLabelValues("skill").Set(float64(s.VersionCount()))
 	m.versions.WithLabelValues("subagent").Set(float64(s.AgentVersionCount()))
 	m.bytes.Set(float64(s.Store.Bytes()))
+	m.content.Reset()
+	m.content.WithLabelValues(s.Fingerprint()).Set(1)
 	errs := s.ErrorCount()
 	m.problems.WithLabelValues(string(skill.SeverityError)).Set(float64(errs))
 	m.problems.WithLabelValues(string(skill.SeverityWarning)).Set(float64(len(s.Problems) - errs))

@@ -51,6 +51,7 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 		`skillserver_build_info{commit="",goversion=`, `skillserver_snapshot_skills 5`, `skillserver_snapshot_generation 1`,
 		`skillserver_reload_total{result="success"} 1`, `skillserver_reload_total{result="failure"} 0`,
 		`skillserver_snapshot_versions{kind="skill"} 7`, `skillserver_scan_problems{severity="error"} 0`,
+		`skillserver_snapshot_content_info{fingerprint="` + cat.Current().Fingerprint() + `"} 1`,
 		"go_goroutines", "process_resident_memory_bytes",
 	} {
 		if !strings.Contains(body, want) {
