@@ -9,6 +9,7 @@ package catalog
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -84,9 +85,29 @@ func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
 }
 
 // Update rescans only the entries named in changes, reusing the rest of
-// the current snapshot, and publishes the result.
+// the current snapshot, and publishes the result. Entries that are or
+// hold a symlink are rescanned too, whatever changed: a link can reach
+// into another entry, whose change the file watch attributes to that
+// entry alone.
 func (c *Catalog) Update(ctx context.Context, changes Changes) (*Snapshot, error) {
 	return c.reload(ctx, &changes)
+}
+
+// withLinked returns changes plus the entries of prev that are or hold a
+// symlink, without modifying changes.
+func withLinked(changes Changes, prev *Snapshot) Changes {
+	add := func(named, linked map[string]bool) map[string]bool {
+		if len(linked) == 0 {
+			return named
+		}
+		out := maps.Clone(named)
+		if out == nil {
+			out = make(map[string]bool, len(linked))
+		}
+		maps.Copy(out, linked)
+		return out
+	}
+	return Changes{Skills: add(changes.Skills, prev.derived.linkedSkills), Agents: add(changes.Agents, prev.derived.linkedAgents)}
 }
 
 func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, error) {
@@ -94,8 +115,12 @@ func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, erro
 	defer c.reloadMu.Unlock()
 	start := time.Now()
 	prev := c.cur.Load()
-	if prev == nil {
+	switch {
+	case prev == nil:
 		changes = nil
+	case changes != nil:
+		ch := withLinked(*changes, prev)
+		changes = &ch
 	}
 	snap, err := build(ctx, buildInput{src: c.src, generation: c.gen + 1, prev: prev, changes: changes, cache: c.cache})
 	res := ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}

@@ -20,6 +20,7 @@ import (
 // catalogue here.
 type derived struct {
 	problemSkills, problemAgents map[string]bool
+	linkedSkills, linkedAgents   map[string]bool // entries that are or hold a symlink
 	routingSkills                map[string]bool // skills with a version naming a sub-agent
 	// routeProblems are the warnings of routing skills whose sub-agent is
 	// not published, by skill.
@@ -53,6 +54,7 @@ func (s *Snapshot) derive(prev *Snapshot) {
 		p := &prev.derived
 		d.problemSkills, d.problemAgents, d.routingSkills = maps.Clone(p.problemSkills), maps.Clone(p.problemAgents), maps.Clone(p.routingSkills)
 		d.routeProblems = maps.Clone(p.routeProblems)
+		d.linkedSkills, d.linkedAgents = maps.Clone(p.linkedSkills), maps.Clone(p.linkedAgents)
 		d.skillVersions, d.agentVersions, d.fingerprint = p.skillVersions, p.agentVersions, p.fingerprint
 		for _, k := range s.rescannedSkills {
 			d.forgetSkill(k, prev.skillEntries[k])
@@ -65,6 +67,7 @@ func (s *Snapshot) derive(prev *Snapshot) {
 	} else {
 		d.problemSkills, d.problemAgents, d.routingSkills = map[string]bool{}, map[string]bool{}, map[string]bool{}
 		d.routeProblems = map[string][]skill.Problem{}
+		d.linkedSkills, d.linkedAgents = map[string]bool{}, map[string]bool{}
 		for k, e := range s.skillEntries {
 			d.noteSkill(k, e)
 		}
@@ -102,6 +105,9 @@ func (d *derived) noteSkill(k string, e *skillEntry) {
 	if len(e.problems) > 0 {
 		d.problemSkills[k] = true
 	}
+	if e.linked {
+		d.linkedSkills[k] = true
+	}
 	if e.skill == nil {
 		return
 	}
@@ -116,6 +122,7 @@ func (d *derived) noteSkill(k string, e *skillEntry) {
 
 func (d *derived) forgetSkill(k string, e *skillEntry) {
 	delete(d.problemSkills, k)
+	delete(d.linkedSkills, k)
 	delete(d.routingSkills, k)
 	delete(d.routeProblems, k)
 	if sk := e.item(); sk != nil {
@@ -133,6 +140,9 @@ func (d *derived) noteAgent(k string, e *agentEntry) {
 	if len(e.problems) > 0 {
 		d.problemAgents[k] = true
 	}
+	if e.linked {
+		d.linkedAgents[k] = true
+	}
 	if e.agent != nil {
 		d.agentVersions += len(e.agent.Versions)
 		for _, v := range e.agent.Versions {
@@ -143,6 +153,7 @@ func (d *derived) noteAgent(k string, e *agentEntry) {
 
 func (d *derived) forgetAgent(k string, e *agentEntry) {
 	delete(d.problemAgents, k)
+	delete(d.linkedAgents, k)
 	if a := e.item(); a != nil {
 		d.agentVersions -= len(a.Versions)
 		for _, v := range a.Versions {

@@ -414,3 +414,46 @@ func publishedState(s *Snapshot) string {
 	}
 	return b.String()
 }
+
+// TestUpdateRescansLinkedEntries: the file watch names the entry that
+// holds a changed file on disk. A skill or agent that reaches that file
+// through a symlink must be rescanned too, or it would keep publishing
+// the old bytes until the next full rescan.
+func TestUpdateRescansLinkedEntries(t *testing.T) {
+	skills, agents := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(skills, "shared", "SKILL.md"), skillMD("shared"), 0o644)
+	writeFile(t, filepath.Join(skills, "shared", "common.md"), "common v1\n", 0o644)
+	writeFile(t, filepath.Join(skills, "user", "SKILL.md"), skillMD("user"), 0o644)
+	symlink(t, "../shared/common.md", filepath.Join(skills, "user", "common.md"))
+	writeFile(t, filepath.Join(skills, "plain", "SKILL.md"), skillMD("plain"), 0o644)
+	writeFile(t, filepath.Join(agents, "store", "reviewer.md"), agentMD("reviewer"), 0o644)
+	symlink(t, "store/reviewer.md", filepath.Join(agents, "reviewer.md"))
+	c := newTestCatalog(t, Source{SkillsDir: skills, AgentsDir: agents}, Options{})
+	before := c.Current()
+
+	writeFile(t, filepath.Join(skills, "shared", "common.md"), "common v2\n", 0o644)
+	writeFile(t, filepath.Join(agents, "store", "reviewer.md"), strings.Replace(agentMD("reviewer"), "You review.", "You review twice.", 1), 0o644)
+	// What the watch sends: the entries that hold the changed files.
+	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"shared": true}, Agents: map[string]bool{"store": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, _ := snap.Skill("user")
+	r, ok := user.Latest.Resource("common.md")
+	if !ok {
+		t.Fatalf("user lost common.md; problems %v", snap.Problems)
+	}
+	if b, _ := snap.Store.Get(r.Digest); string(b) != "common v2\n" {
+		t.Errorf("user serves %q through its link, want the changed bytes", b)
+	}
+	ra, _ := snap.Agent("reviewer")
+	if b, _ := snap.Store.Get(ra.Latest.Digest); !strings.Contains(string(b), "twice") {
+		t.Errorf("linked agent serves %q, want the changed file", b)
+	}
+	if snap.skillEntries["plain"] != before.skillEntries["plain"] {
+		t.Error("an entry without links was rescanned")
+	}
+	if got := snap.Rescanned; got != 4 {
+		t.Errorf("rescanned %d entries, want 4 (shared, user, store, reviewer)", got)
+	}
+}

@@ -17,6 +17,7 @@ type agentEntry struct {
 	agent    *Agent
 	problems []skill.Problem
 	gen      uint64
+	linked   bool // the entry is or holds a symlink (see skillEntry)
 }
 
 // agentScanner scans everything that claims one agent name:
@@ -49,7 +50,7 @@ func scanAgentEntry(base scanBase, job entryJob) *agentEntry {
 	s := &agentScanner{scanBase: base, cur: &agentEntry{gen: base.generation}}
 	s.cur.agent = s.scanClaims(job.key, s.t.lookupClaims(job))
 	s.keepLastGood(job.key)
-	if s.cur.agent == nil && len(s.cur.problems) == 0 {
+	if s.cur.agent == nil && len(s.cur.problems) == 0 && !s.cur.linked {
 		return nil
 	}
 	return s.cur
@@ -63,6 +64,7 @@ func (s *agentScanner) scanClaims(name string, entries []entry) *Agent {
 	}
 	var valid []claim
 	for _, e := range entries {
+		s.cur.linked = s.cur.linked || e.st.isSymlink()
 		st, err := s.t.resolve(s.t.top, e)
 		switch {
 		case err != nil:
@@ -153,6 +155,7 @@ func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
 		if !strings.HasSuffix(e.name, agentExt) {
 			continue
 		}
+		s.cur.linked = s.cur.linked || e.st.isSymlink()
 		found = true
 		ver := strings.TrimSuffix(e.name, agentExt)
 		if !skill.ValidVersion(ver) {

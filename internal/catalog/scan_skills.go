@@ -138,6 +138,10 @@ type skillEntry struct {
 	skill    *Skill // nil when nothing in it is valid
 	problems []skill.Problem
 	gen      uint64 // generation that scanned it
+	// linked is true when the entry is or holds a symlink: what it
+	// publishes may live in another entry, so a change anywhere can
+	// change it (see Catalog.Update).
+	linked bool
 }
 
 // skillScanner scans one top-level entry of the skills root.
@@ -162,7 +166,7 @@ func scanSkillEntry(base scanBase, job entryJob) *skillEntry {
 		s.cur.skill = s.scanEntry(claims[0])
 	}
 	s.keepLastGood(job.key)
-	if s.cur.skill == nil && len(s.cur.problems) == 0 {
+	if s.cur.skill == nil && len(s.cur.problems) == 0 && !s.cur.linked {
 		return nil
 	}
 	return s.cur
@@ -171,6 +175,7 @@ func scanSkillEntry(base scanBase, job entryJob) *skillEntry {
 // scanEntry reads one top-level entry of the skills root.
 func (s *skillScanner) scanEntry(e entry) *Skill {
 	name := e.name
+	s.cur.linked = s.cur.linked || e.st.isSymlink()
 	st, err := s.t.resolve(s.t.top, e)
 	if err != nil {
 		s.problem(s.t.resolveProblem(s.t.top, e, err))
@@ -253,6 +258,7 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 	found := false
 	for _, e := range entries {
 		child := d.join(e.name)
+		s.cur.linked = s.cur.linked || e.st.isSymlink()
 		vst, err := s.t.resolve(d, e)
 		if err != nil {
 			s.problem(s.t.resolveProblem(d, e, err))
@@ -302,7 +308,8 @@ func ignoredInVersioned(report string) skill.Problem {
 // "" for a flat skill.
 func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry, folderVersion string) *SkillVersion {
 	dir := d.path
-	files, ps := s.t.listFiles(d, st, entries, s.lim, s.cachedRead)
+	files, ps, linked := s.t.listFiles(d, st, entries, s.lim, s.cachedRead)
+	s.cur.linked = s.cur.linked || linked
 	mdPath := s.t.report(path.Join(dir, skillFile))
 
 	var md *file

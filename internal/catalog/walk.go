@@ -260,13 +260,13 @@ type fileReader func(f *file, read func() ([]byte, error)) ([]byte, content.Dige
 
 // listFiles walks the version folder v (whose own stat is vst and whose
 // entries are listed) and returns every regular, non-hidden file below
-// it, sorted by path. Symlinks are followed when they stay inside the
-// root; links that leave it, broken links, loops and special files are
-// problems. Each file is read through get while its folder is open, so a
+// it, sorted by path, and whether it met a symlink. Symlinks are followed
+// when they stay inside the root; links that leave it, broken links,
+// loops and special files are problems. Each file is read through get while its folder is open, so a
 // walk holds one handle per level of nesting; once the walk has found an
 // error (a problem, or a limit exceeded) it reads nothing more, since the
 // version will not be published.
-func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get fileReader) (files []file, ps []skill.Problem) {
+func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get fileReader) (files []file, ps []skill.Problem, linked bool) {
 	var total int64
 	failed := func() bool {
 		return skill.HasError(ps) || (lim.MaxFiles > 0 && len(files) > lim.MaxFiles) || (lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes)
@@ -276,6 +276,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 		for _, e := range entries {
 			childRel := path.Join(rel, e.name)
 			childFull := d.join(e.name)
+			linked = linked || e.st.isSymlink()
 			st, err := t.resolve(d, e)
 			if err != nil {
 				ps = append(ps, t.resolveProblem(d, e, err))
@@ -334,7 +335,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 	if lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes {
 		ps = append(ps, skill.Errorf(t.report(v.path), skill.RuleLimit, "version holds %d bytes; the limit is %d (max_total_bytes)", total, lim.MaxTotalBytes))
 	}
-	return files, ps
+	return files, ps, linked
 }
 
 // validResourcePath: clients reject an archive or index holding a
