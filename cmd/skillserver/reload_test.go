@@ -222,3 +222,38 @@ func TestWatchPublishesChanges(t *testing.T) {
 	}
 	t.Fatal("the file watch did not publish the new skill")
 }
+
+// TestWatchFollowsLinks: a skill that publishes a file through a symlink
+// is republished when that file changes, whether the file lives in
+// another skill or in a hidden folder of the root, through the file watch
+// alone.
+func TestWatchFollowsLinks(t *testing.T) {
+	skills := t.TempDir()
+	mustWrite(t, filepath.Join(skills, "shared", "SKILL.md"), skillDoc("shared", ""))
+	mustWrite(t, filepath.Join(skills, "shared", "common.md"), "common v1\n")
+	mustWrite(t, filepath.Join(skills, ".team", "style.md"), "style v1\n")
+	mustWrite(t, filepath.Join(skills, "user", "SKILL.md"), skillDoc("user", ""))
+	for link, target := range map[string]string{"common.md": "../shared/common.md", "style.md": "../.team/style.md"} {
+		if err := os.Symlink(target, filepath.Join(skills, "user", link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
+	for _, c := range []struct{ file, path, want string }{
+		{filepath.Join(skills, "shared", "common.md"), "common.md", "common v2\n"},
+		{filepath.Join(skills, ".team", "style.md"), "style.md", "style v2\n"},
+	} {
+		mustWrite(t, c.file, c.want)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			resp, body := ts.get(t, "/.well-known/skills/user/"+c.path)
+			if resp.StatusCode == http.StatusOK && string(body) == c.want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("user/%s still serves %q (%d) after its link target changed", c.path, body, resp.StatusCode)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

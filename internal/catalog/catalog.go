@@ -88,7 +88,8 @@ func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
 // the current snapshot, and publishes the result. Entries that are or
 // hold a symlink are rescanned too, whatever changed: a link can reach
 // into another entry, whose change the file watch attributes to that
-// entry alone.
+// entry alone. With nothing to rescan it returns the current snapshot
+// and publishes nothing.
 func (c *Catalog) Update(ctx context.Context, changes Changes) (*Snapshot, error) {
 	return c.reload(ctx, &changes)
 }
@@ -120,6 +121,9 @@ func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, erro
 		changes = nil
 	case changes != nil:
 		ch := withLinked(*changes, prev)
+		if len(ch.Skills) == 0 && len(ch.Agents) == 0 {
+			return prev, nil // nothing to rescan: publishing would only bump the generation
+		}
 		changes = &ch
 	}
 	snap, err := build(ctx, buildInput{src: c.src, generation: c.gen + 1, prev: prev, changes: changes, cache: c.cache})

@@ -457,3 +457,20 @@ func TestUpdateRescansLinkedEntries(t *testing.T) {
 		t.Errorf("rescanned %d entries, want 4 (shared, user, store, reviewer)", got)
 	}
 }
+
+// TestUpdateWithNothingToRescanPublishesNothing: an update that names no
+// entry, in a catalogue without links, keeps the current snapshot: no new
+// generation for an event that cannot change what is published.
+func TestUpdateWithNothingToRescanPublishesNothing(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
+	before := c.Current()
+	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{}, Agents: map[string]bool{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap != before || c.Current() != before {
+		t.Errorf("generation %d published for an update naming nothing (was %d)", c.Current().Generation, before.Generation)
+	}
+}

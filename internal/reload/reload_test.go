@@ -217,3 +217,32 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherSkipsVersionControlMetadata: .git changes on every commit
+// and is never published, so it is not watched; other hidden folders are
+// (a skill may link into one), and their events name no entry.
+func TestWatcherSkipsVersionControlMetadata(t *testing.T) {
+	skills := t.TempDir()
+	for _, d := range []string{".git", ".team", "real"} {
+		if err := os.MkdirAll(filepath.Join(skills, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := watch(t, Roots{Skills: skills})
+	if err := os.WriteFile(filepath.Join(skills, ".git", "index"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // ten debounce periods: a reload would have been asked for
+	if err := os.WriteFile(filepath.Join(skills, "real", "SKILL.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.next(t); c == nil || len(c.Skills) != 1 || !c.Skills["real"] {
+		t.Errorf("first reload after a .git write and a skill write: %+v, want only skill real", c)
+	}
+	if err := os.WriteFile(filepath.Join(skills, ".team", "style.md"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.next(t); c == nil || len(c.Skills) != 0 || len(c.Agents) != 0 {
+		t.Errorf("reload for a write in a hidden folder: %+v, want an update naming no entry", c)
+	}
+}

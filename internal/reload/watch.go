@@ -24,8 +24,12 @@ type Roots struct {
 
 // Watcher turns file-system events under the roots into reload requests
 // naming the top-level entries that changed, debounced. It watches every
-// folder recursively, including folders created later. Hidden folders
-// (.git) are not watched: they are never published.
+// folder recursively, including folders created later, except version
+// control metadata (.git and the like), which is never published and
+// changes on every commit. Other hidden folders are watched although
+// they are never published either: a skill may link to a file in one
+// (.shared/), and an event there asks for an update that names no entry,
+// which rescans the entries that hold links (catalog.Catalog.Update).
 type Watcher struct {
 	roots    Roots
 	abs      Roots
@@ -112,7 +116,11 @@ func (w *Watcher) watchLinkDirs(root string) error {
 	return nil
 }
 
-// addTree watches dir and every non-hidden folder below it.
+// vcsDirs are version control metadata folders, never watched.
+var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".bzr": true, ".jj": true}
+
+// addTree watches dir and every folder below it but version control
+// metadata.
 func (w *Watcher) addTree(dir string) error {
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -124,7 +132,7 @@ func (w *Watcher) addTree(dir string) error {
 		if !d.IsDir() {
 			return nil
 		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
+		if p != dir && vcsDirs[d.Name()] {
 			return filepath.SkipDir
 		}
 		if err := w.fsw.Add(p); err != nil {
@@ -202,7 +210,7 @@ func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) bool {
 		return false // a link on the way to a root may have moved
 	}
 	if ev.Has(fsnotify.Create) {
-		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
+		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() && !vcsDirs[filepath.Base(ev.Name)] {
 			if err := w.addTree(ev.Name); err != nil {
 				w.log.Warn("cannot watch new folder; rescanning everything", "path", ev.Name, "error", err)
 				return false
@@ -229,7 +237,7 @@ func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) bool {
 		}
 		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 		if strings.HasPrefix(top, ".") {
-			return true // hidden: never published
+			return true // hidden: never published; an update naming no entry still rescans linked ones
 		}
 		r.into[r.key(top)] = true
 		return true
