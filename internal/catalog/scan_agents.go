@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"slices"
 	"strings"
 	"time"
 
@@ -127,18 +126,6 @@ func (s *agentScanner) keepLastGood(key string) {
 	}
 	s.cur.problems = append(s.cur.problems, stale...)
 	s.cur.agent = newAgent(key, append(versions, carried...))
-}
-
-// sortedAgents returns the valid agents of entries, sorted by name.
-func sortedAgents(entries map[string]*agentEntry) []*Agent {
-	out := make([]*Agent, 0, len(entries))
-	for _, e := range entries {
-		if e.agent != nil {
-			out = append(out, e.agent)
-		}
-	}
-	slices.SortFunc(out, func(a, b *Agent) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }
 
 // scanVersioned reads the folder e (agents/<name>/) of versions.

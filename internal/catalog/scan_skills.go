@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"path"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -228,18 +227,6 @@ func (s *skillScanner) keepLastGood(name string) {
 	}
 	s.cur.problems = append(s.cur.problems, stale...)
 	s.cur.skill = newSkill(name, append(versions, carried...))
-}
-
-// sortedSkills returns the valid skills of entries, sorted by name.
-func sortedSkills(entries map[string]*skillEntry) []*Skill {
-	out := make([]*Skill, 0, len(entries))
-	for _, e := range entries {
-		if e.skill != nil {
-			out = append(out, e.skill)
-		}
-	}
-	slices.SortFunc(out, func(a, b *Skill) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }
 
 // scanSkill reads one skill folder d (whose stat is st), flat or

@@ -145,73 +145,35 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	}
 	in.cache.begin()
 	var rescanned []string // cache keys of the entries scanned
-	var skillChanges, agentChanges map[string]bool
-	if partial {
-		skillChanges, agentChanges = in.changes.Skills, in.changes.Agents
-		if skillChanges == nil {
-			skillChanges = map[string]bool{}
-		}
-		if agentChanges == nil {
-			agentChanges = map[string]bool{}
-		}
-	}
 	base := func(t *treeRoot) scanBase {
 		return scanBase{t: t, lim: src.Limits, blobs: blobs, prev: in.prev, generation: in.generation}
 	}
+	skills := rootScan[*skillEntry, *Skill]{kind: "skills", dir: src.SkillsDir, plan: skillsPlan,
+		scan: scanSkillEntry, item: (*skillEntry).item, name: (*Skill).name}
+	agents := rootScan[*agentEntry, *Agent]{kind: "agents", dir: src.AgentsDir, plan: agentsPlan,
+		scan: scanAgentEntry, item: (*agentEntry).item, name: (*Agent).name}
+	if partial {
+		// A partial build starts from the previous entries; a root with no
+		// changed names has none changed.
+		skills.prev, skills.prevItems, skills.changed = in.prev.skillEntries, in.prev.Skills, orEmpty(in.changes.Skills)
+		agents.prev, agents.prevItems, agents.changed = in.prev.agentEntries, in.prev.Agents, orEmpty(in.changes.Agents)
+	}
 
 	if src.SkillsDir != "" {
-		t, err := openTreeRoot(src.SkillsDir)
+		r, err := skills.run(ctx, in.cache, base)
 		if err != nil {
-			return nil, fmt.Errorf("%w: open skills root: %w", ErrScanFailed, err)
+			return nil, err
 		}
-		entries, keys, err := scanRoot(ctx, t, skillsPlan, skillChanges, prevEntries(in.prev, partial, func(p *Snapshot) map[string]*skillEntry { return p.skillEntries }),
-			func(job entryJob) *skillEntry {
-				b := base(t)
-				b.ec = in.cache.open("skills/" + job.key)
-				defer b.ec.close()
-				return scanSkillEntry(b, job)
-			})
-		t.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
-		}
-		snap.skillEntries = entries
-		if partial {
-			snap.Skills = patchSorted(in.prev.Skills, keys, func(k string) *Skill { return entries[k].item() }, (*Skill).name)
-		} else {
-			snap.Skills = sortedSkills(entries)
-		}
-		snap.rescannedSkills = keys
-		for _, k := range keys {
-			rescanned = append(rescanned, "skills/"+k)
-		}
+		snap.skillEntries, snap.Skills, snap.rescannedSkills = r.entries, r.items, r.keys
+		rescanned = append(rescanned, r.cacheKeys...)
 	}
 	if src.AgentsDir != "" {
-		t, err := openTreeRoot(src.AgentsDir)
+		r, err := agents.run(ctx, in.cache, base)
 		if err != nil {
-			return nil, fmt.Errorf("%w: open agents root: %w", ErrScanFailed, err)
+			return nil, err
 		}
-		entries, keys, err := scanRoot(ctx, t, agentsPlan, agentChanges, prevEntries(in.prev, partial, func(p *Snapshot) map[string]*agentEntry { return p.agentEntries }),
-			func(job entryJob) *agentEntry {
-				b := base(t)
-				b.ec = in.cache.open("agents/" + job.key)
-				defer b.ec.close()
-				return scanAgentEntry(b, job)
-			})
-		t.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
-		}
-		snap.agentEntries = entries
-		if partial {
-			snap.Agents = patchSorted(in.prev.Agents, keys, func(k string) *Agent { return entries[k].item() }, (*Agent).name)
-		} else {
-			snap.Agents = sortedAgents(entries)
-		}
-		snap.rescannedAgents = keys
-		for _, k := range keys {
-			rescanned = append(rescanned, "agents/"+k)
-		}
+		snap.agentEntries, snap.Agents, snap.rescannedAgents = r.entries, r.items, r.keys
+		rescanned = append(rescanned, r.cacheKeys...)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
@@ -266,13 +228,79 @@ func DirExists(dir string) (bool, error) {
 	return true, nil
 }
 
-// prevEntries returns the previous snapshot's entries for a partial scan
-// to start from, or nil.
-func prevEntries[E any](prev *Snapshot, partial bool, get func(*Snapshot) map[string]E) map[string]E {
-	if !partial {
-		return nil
+// rootScan is one root's share of a build: what differs between the
+// skills and the agents root.
+type rootScan[E comparable, T comparable] struct {
+	kind      string // "skills" or "agents": cache key prefix and error text
+	dir       string
+	plan      rootPlan
+	changed   map[string]bool // nil: scan every entry; else a partial build
+	prev      map[string]E    // entries a partial build starts from
+	prevItems []T             // their items, sorted by name
+	scan      func(scanBase, entryJob) E
+	item      func(E) T // nil when the entry publishes nothing
+	name      func(T) string
+}
+
+type rootResult[E comparable, T comparable] struct {
+	entries   map[string]E
+	items     []T      // sorted by name
+	keys      []string // entry keys scanned
+	cacheKeys []string // the same, as scan cache keys
+}
+
+// run scans the root, on top of prev for a partial build, and lists its
+// items: sorted from scratch after a full scan, patched after a partial
+// one.
+func (r rootScan[E, T]) run(ctx context.Context, cache *scanCache, base func(*treeRoot) scanBase) (rootResult[E, T], error) {
+	t, err := openTreeRoot(r.dir)
+	if err != nil {
+		return rootResult[E, T]{}, fmt.Errorf("%w: open %s root: %w", ErrScanFailed, r.kind, err)
 	}
-	return get(prev)
+	defer t.Close()
+	entries, keys, err := scanRoot(ctx, t, r.plan, r.changed, r.prev, func(job entryJob) E {
+		b := base(t)
+		b.ec = cache.open(r.kind + "/" + job.key)
+		defer b.ec.close()
+		return r.scan(b, job)
+	})
+	if err != nil {
+		return rootResult[E, T]{}, fmt.Errorf("%w: %w", ErrScanFailed, err)
+	}
+	res := rootResult[E, T]{entries: entries, keys: keys}
+	item := func(k string) T { return r.item(entries[k]) }
+	if r.changed != nil {
+		res.items = patchSorted(r.prevItems, keys, item, r.name)
+	} else {
+		res.items = sortedItems(entries, r.item, r.name)
+	}
+	for _, k := range keys {
+		res.cacheKeys = append(res.cacheKeys, r.kind+"/"+k)
+	}
+	return res, nil
+}
+
+// orEmpty returns m, or an empty set for nil: a partial build tells
+// "nothing changed" from "scan everything" by a non-nil set.
+func orEmpty(m map[string]bool) map[string]bool {
+	if m == nil {
+		return map[string]bool{}
+	}
+	return m
+}
+
+// sortedItems returns the items of entries (nil ones left out), sorted
+// by name.
+func sortedItems[E comparable, T comparable](entries map[string]E, item func(E) T, name func(T) string) []T {
+	var zero T
+	out := make([]T, 0, len(entries))
+	for _, e := range entries {
+		if it := item(e); it != zero {
+			out = append(out, it)
+		}
+	}
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(name(a), name(b)) })
+	return out
 }
 
 // scanRoot scans the entries of one root: all of them (changed == nil),
