@@ -137,9 +137,7 @@ func TestUnreadableFileKeepsItems(t *testing.T) {
 	if err := os.Remove(filepath.Join(root, "a", "ref.md")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("gone.md", filepath.Join(root, "a", "ref.md")); err != nil {
-		t.Fatal(err)
-	}
+	symlink(t, "gone.md", filepath.Join(root, "a", "ref.md"))
 	snap, err := c.Reload(t.Context())
 	if err != nil {
 		t.Fatal(err)

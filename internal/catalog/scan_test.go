@@ -217,14 +217,10 @@ func TestFilesystemRules(t *testing.T) {
 			}
 		}, Limits{}, skill.RuleFileType},
 		{"dir-loop", func(t *testing.T, dir string) {
-			if err := os.Symlink("..", filepath.Join(dir, "sub", "up")); err != nil {
-				t.Fatal(err)
-			}
+			symlink(t, "..", filepath.Join(dir, "sub", "up"))
 		}, Limits{}, skill.RuleSymlink},
 		{"self-link", func(t *testing.T, dir string) {
-			if err := os.Symlink("self", filepath.Join(dir, "self")); err != nil {
-				t.Fatal(err)
-			}
+			symlink(t, "self", filepath.Join(dir, "self"))
 		}, Limits{}, skill.RuleSymlink},
 		{"file-too-big", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "big.bin"), strings.Repeat("x", 2000), 0o644)
@@ -272,16 +268,12 @@ func TestSymlinkInsideRootIsPublished(t *testing.T) {
 	writeFile(t, filepath.Join(root, "shared", "SKILL.md"), skillMD("shared"), 0o644)
 	writeFile(t, filepath.Join(root, "shared", "common.md"), "common text\n", 0o755)
 	writeFile(t, filepath.Join(root, "user", "SKILL.md"), skillMD("user"), 0o644)
-	if err := os.Symlink("../shared/common.md", filepath.Join(root, "user", "common.md")); err != nil {
-		t.Fatal(err)
-	}
+	symlink(t, "../shared/common.md", filepath.Join(root, "user", "common.md"))
 	if err := os.Mkdir(filepath.Join(root, "alias-target"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, "alias-target", "SKILL.md"), skillMD("alias"), 0o644)
-	if err := os.Symlink("alias-target", filepath.Join(root, "alias")); err != nil {
-		t.Fatal(err)
-	}
+	symlink(t, "alias-target", filepath.Join(root, "alias"))
 	snap := scanTree(t, Source{SkillsDir: root})
 	user, ok := snap.Skill("user")
 	if !ok {
