@@ -31,11 +31,12 @@ func (s *agentScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.
 // agentKey is the entry key of a top-level name: the agent name it claims.
 func agentKey(entry string) string { return strings.TrimSuffix(entry, agentExt) }
 
-// agentsPlan maps the agents root: x.md and x/ both claim "x"; a README
-// beside the agents is not an agent.
+// agentsPlan maps the agents root: x.md and x/ both claim "x". Every
+// .md file directly in the root is an agent, README.md too (an error:
+// README is not a valid name), as docs/source-tree.md says.
 var agentsPlan = rootPlan{
 	keyOf: func(name string) (string, bool) {
-		if isHidden(name) || strings.EqualFold(name, "README.md") {
+		if isHidden(name) {
 			return "", false
 		}
 		return agentKey(name), true
@@ -69,8 +70,11 @@ func (s *agentScanner) scanClaims(name string, entries []entry) *Agent {
 		case err != nil:
 			s.problem(s.t.resolveProblem(s.t.top, e, err))
 			continue
-		case !st.isDir() && !(st.isRegular() && strings.HasSuffix(e.name, agentExt)):
-			continue // README files and other notes beside the agents
+		case !st.isDir() && !st.isRegular():
+			s.problem(fileTypeProblem(s.t.report(e.name), st.mode))
+			continue
+		case st.isRegular() && !strings.HasSuffix(e.name, agentExt):
+			continue // notes beside the agents
 		case st.isDir() && e.name != name:
 			s.problem(skill.Errorf(s.t.report(e.name), skill.RuleLayout, "a versioned sub-agent folder is named after the agent, without .md (agents/%s/1.0.0.md)", name))
 			continue
@@ -137,6 +141,13 @@ func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
 	}
 	defer d.close()
 	var versions []*AgentVersion
+	var names []string
+	for _, e := range entries {
+		if ver, ok := strings.CutSuffix(e.name, agentExt); ok && skill.ValidVersion(ver) {
+			names = append(names, ver)
+		}
+	}
+	same := sameVersions(names)
 	found := false
 	for _, e := range entries {
 		if !strings.HasSuffix(e.name, agentExt) {
@@ -145,8 +156,13 @@ func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
 		s.cur.linked = s.cur.linked || e.st.isSymlink()
 		found = true
 		ver := strings.TrimSuffix(e.name, agentExt)
+		report := s.t.report(d.join(e.name))
 		if !skill.ValidVersion(ver) {
-			s.problem(skill.Errorf(s.t.report(d.join(e.name)), skill.RuleVersion, "version file %q must be named <version>.md with 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0.md)", e.name, skill.MaxVersionLen))
+			s.problem(skill.Errorf(report, skill.RuleVersion, "version file %q must be named <version>.md with 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0.md)", e.name, skill.MaxVersionLen))
+			continue
+		}
+		if other := same[ver]; other != "" {
+			s.problem(sameVersionProblem(report, ver, other))
 			continue
 		}
 		if v := s.scanFile(name, d, e, ver); v != nil {
@@ -170,7 +186,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		s.problem(s.t.resolveProblem(d, e, err))
 		return nil
 	case !st.isRegular():
-		s.problem(skill.Errorf(report, skill.RuleFileType, "%s is not a regular file", fileKind(st.mode)))
+		s.problem(fileTypeProblem(report, st.mode))
 		return nil
 	case s.lim.MaxFileBytes > 0 && st.size > s.lim.MaxFileBytes:
 		s.problem(skill.Errorf(report, skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", st.size, s.lim.MaxFileBytes))
@@ -178,7 +194,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 	}
 	data, digest, err := s.cachedRead(&file{full: rel, st: st}, func() ([]byte, error) { return s.t.readFile(d, e, st.size) })
 	if err != nil {
-		s.problem(skill.Errorf(report, skill.RuleRead, "cannot read: %s", describeErr(err)))
+		s.problem(openProblem(report, "cannot read", err))
 		return nil
 	}
 	a, ps := s.ec.parseAgent(report, name, digest, data)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"path"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -181,6 +182,9 @@ func (s *skillScanner) scanEntry(e entry) *Skill {
 		return nil
 	}
 	if !st.isDir() {
+		if !st.isRegular() {
+			s.problem(fileTypeProblem(s.t.report(name), st.mode))
+		}
 		return nil // README.md and friends beside the skills
 	}
 	if !skill.ValidName(name) {
@@ -233,15 +237,34 @@ func (s *skillScanner) keepLastGood(name string) {
 // versioned. Each folder is opened and listed once; the listing also
 // tells where SKILL.md files are.
 func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) *Skill {
-	if _, ok := s.t.findFile(d, entries, skillFile); ok {
+	if e, found, p := s.t.findFile(d, entries, skillFile); found {
+		s.cur.linked = s.cur.linked || e.st.isSymlink()
+		if p != nil {
+			s.problem(*p)
+			return nil
+		}
 		v := s.scanVersion(name, d, st, entries, "")
 		if v == nil {
 			return nil
 		}
 		return newSkill(name, []*SkillVersion{v})
 	}
+	// Version folders that may name the same version as another are
+	// scanned only once it is known whether both are versions.
+	var names []string
+	for _, e := range entries {
+		if skill.ValidVersion(e.name) {
+			names = append(names, e.name)
+		}
+	}
+	suspect := sameVersions(names)
+	type version struct {
+		e   entry
+		vst stat
+	}
 	var versions []*SkillVersion
 	var ignored []skill.Problem
+	var deferred []version
 	found := false
 	for _, e := range entries {
 		child := d.join(e.name)
@@ -259,18 +282,43 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 		if !ok {
 			continue
 		}
-		if _, ok := s.t.findFile(vd, ventries, skillFile); !ok {
+		md, hasMD, p := s.t.findFile(vd, ventries, skillFile)
+		if !hasMD {
 			vd.close()
 			ignored = append(ignored, ignoredInVersioned(s.t.report(child)))
 			continue
 		}
 		found = true
-		if !skill.ValidVersion(e.name) {
-			vd.close()
+		s.cur.linked = s.cur.linked || md.st.isSymlink()
+		switch {
+		case p != nil:
+			s.problem(*p)
+		case !skill.ValidVersion(e.name):
 			s.problem(skill.Errorf(s.t.report(child), skill.RuleVersion, "version folder %q must be 1-%d characters of A-Z a-z 0-9 . + - (e.g. 1.2.0)", e.name, skill.MaxVersionLen))
+		case suspect[e.name] != "":
+			deferred = append(deferred, version{e, vst})
+		default:
+			if v := s.scanVersion(name, vd, vst, ventries, e.name); v != nil {
+				versions = append(versions, v)
+			}
+		}
+		vd.close()
+	}
+	names = names[:0]
+	for _, v := range deferred {
+		names = append(names, v.e.name)
+	}
+	same := sameVersions(names)
+	for _, v := range deferred {
+		if other := same[v.e.name]; other != "" {
+			s.problem(sameVersionProblem(s.t.report(d.join(v.e.name)), v.e.name, other))
 			continue
 		}
-		if v := s.scanVersion(name, vd, vst, ventries, e.name); v != nil {
+		vd, ventries, ok := s.openFolder(d, v.e)
+		if !ok {
+			continue
+		}
+		if v := s.scanVersion(name, vd, v.vst, ventries, v.e.name); v != nil {
 			versions = append(versions, v)
 		}
 		vd.close()
@@ -284,6 +332,10 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 		return nil
 	}
 	return newSkill(name, versions)
+}
+
+func collisionProblem(report, other string) skill.Problem {
+	return skill.Errorf(report, skill.RuleResourcePath, "path is the same as %q to case-insensitive or Unicode-normalising filesystems (letter case, ß and ss, composed and decomposed accents); clients cannot hold both; rename one", other)
 }
 
 func ignoredInVersioned(report string) skill.Problem {
@@ -317,7 +369,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	if folderVersion == LatestAlias || sk.Version == LatestAlias {
 		ps = append(ps, skill.Errorf(s.t.report(dir), skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", LatestAlias))
 	}
-	ps = append(ps, s.checkResources(files)...)
+	ps = append(ps, s.checkResources(dir, files)...)
 	s.cur.problems = append(s.cur.problems, ps...)
 	if skill.HasError(ps) || md == nil {
 		return nil
@@ -396,29 +448,45 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 }
 
 // checkResources applies the rules every client needs of an archive's
-// paths and text files.
-func (s *skillScanner) checkResources(files []file) []skill.Problem {
+// paths and text files, for the files of the version folder dir.
+func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem {
 	var ps []skill.Problem
-	// Every file path and every folder above one, folded: a file "notes"
-	// and a folder "Notes/" collide on a case-insensitive filesystem too.
-	seen := make(map[string]string, 2*len(files))
+	// Every file path and every folder above one, by foldName: a file
+	// "notes" and a folder "Notes/" collide on a case-insensitive
+	// filesystem too. Both paths of a collision get a problem.
+	claims := make(map[string]string, 2*len(files)) // foldName -> first path
+	reported := map[string]bool{}
+	report := func(p, other string) {
+		if !reported[p] {
+			reported[p] = true
+			ps = append(ps, collisionProblem(s.t.report(path.Join(dir, p)), other))
+		}
+	}
+	collide := func(p string) bool {
+		key := foldName(p)
+		first, ok := claims[key]
+		switch {
+		case !ok:
+			claims[key] = p
+		case first != p: // else a folder seen above another file
+			report(p, first)
+			report(first, p)
+			return true
+		}
+		return false
+	}
 	for _, f := range files {
 		report := s.t.report(f.full)
-		folded := strings.ToLower(f.rel)
-		if other, dup := seen[folded]; dup && other != f.rel {
-			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "path differs from %q only in letter case; clients on case-insensitive filesystems cannot hold both; rename one", other))
-		} else if dup {
-			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "a file and a folder share the path %q; rename one", f.rel))
+		var folders []string
+		for d := path.Dir(f.rel); d != "."; d = path.Dir(d) {
+			folders = append(folders, d)
 		}
-		seen[folded] = f.rel
-		for dir := path.Dir(f.rel); dir != "."; dir = path.Dir(dir) {
-			fd := strings.ToLower(dir)
-			if other, dup := seen[fd]; dup && other != dir {
-				ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "folder %q differs from %q only in letter case; clients on case-insensitive filesystems cannot hold both; rename one", dir, other))
+		for _, d := range slices.Backward(folders) {
+			if collide(d) {
 				break
 			}
-			seen[fd] = dir
 		}
+		collide(f.rel)
 		if reservedPaths[f.rel] {
 			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "%q is reserved for an API route of the version; move the file into a subfolder", f.rel))
 		}

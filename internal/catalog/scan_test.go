@@ -5,11 +5,15 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -420,10 +424,8 @@ func TestLayoutEdgeCases(t *testing.T) {
 	writeFile(t, filepath.Join(skills, "clash", "Notes", "x.md"), "in a folder", 0o644)
 	snap := scanTree(t, Source{SkillsDir: skills, AgentsDir: agents})
 
-	for _, p := range snap.Problems {
-		if strings.Contains(p.Path, "README") {
-			t.Errorf("README.md beside the agents reported: %v", p)
-		}
+	if len(problemsUnder(snap, agents+"/README.md", skill.RuleName)) != 1 {
+		t.Errorf("README.md beside the agents is not reported as an invalid agent name: %v", snap.Problems)
 	}
 	if len(problemsUnder(snap, agents+"/odd.md", skill.RuleLayout)) == 0 {
 		t.Errorf("folder odd.md/ not reported as a layout problem: %v", snap.Problems)
@@ -447,5 +449,143 @@ func TestMetadataListsKeepTheirItems(t *testing.T) {
 	}
 	if got := a.Latest.list("tags"); len(got) != 2 || got[1] != "y" {
 		t.Errorf("tags = %q: a comma-separated string splits", got)
+	}
+}
+
+// TestSpecialFilesAreNamed: a FIFO or socket is reported as what it is,
+// wherever it is: as SKILL.md (not "no SKILL.md"), in a version folder,
+// and directly in either root, where regular notes are ignored but
+// README.md in the agents root is an agent with an invalid name.
+func TestSpecialFilesAreNamed(t *testing.T) {
+	skills, agents := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(skills, "good", "SKILL.md"), skillMD("good"), 0o644)
+	writeFile(t, filepath.Join(skills, "README.md"), "# Our skills\n", 0o644)
+	writeFile(t, filepath.Join(skills, "versioned", "2.0.0", "SKILL.md"), skillMD("versioned"), 0o644)
+	if err := os.MkdirAll(filepath.Join(skills, "pipe-skill"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(skills, "versioned", "1.0.0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(agents, "good.md"), agentMD("good"), 0o644)
+	writeFile(t, filepath.Join(agents, "notes.txt"), "not an agent\n", 0o644)
+	writeFile(t, filepath.Join(agents, "README.md"), "# Our agents\n", 0o644)
+	for _, p := range []string{
+		filepath.Join(skills, "pipe-skill", "SKILL.md"),
+		filepath.Join(skills, "versioned", "1.0.0", "SKILL.md"),
+		filepath.Join(skills, "stray-pipe"),
+		filepath.Join(agents, "pipe"),
+		filepath.Join(agents, "fifo.md"),
+	} {
+		mkfifo(t, p)
+	}
+	if err := unix.Mknod(filepath.Join(agents, "sock"), unix.S_IFSOCK|0o644, 0); err != nil {
+		t.Skipf("mknod socket: %v", err)
+	}
+	snap := scanTree(t, Source{SkillsDir: skills, AgentsDir: agents})
+
+	want := map[string]string{
+		skills + "/pipe-skill/SKILL.md":      skill.RuleFileType,
+		skills + "/versioned/1.0.0/SKILL.md": skill.RuleFileType,
+		skills + "/stray-pipe":               skill.RuleFileType,
+		agents + "/pipe":                     skill.RuleFileType,
+		agents + "/fifo.md":                  skill.RuleFileType,
+		agents + "/sock":                     skill.RuleFileType,
+		agents + "/README.md":                skill.RuleName,
+	}
+	got := map[string]string{}
+	for _, p := range snap.Problems {
+		got[p.Path] = p.Rule
+		if p.Rule == skill.RuleFileType && !strings.Contains(p.Message, "a FIFO") && !strings.Contains(p.Message, "a socket") {
+			t.Errorf("%v does not say what the file is", p)
+		}
+		if p.Severity != skill.SeverityError {
+			t.Errorf("unexpected warning %v", p)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("problems by path = %v, want %v; all: %v", got, want, snap.Problems)
+	}
+	if _, ok := snap.Skill("good"); !ok {
+		t.Error("valid skill dropped")
+	}
+	if v, ok := snap.Skill("versioned"); !ok || len(v.Versions) != 1 {
+		t.Errorf("versioned = %v: 2.0.0 must stay published beside the FIFO in 1.0.0", v)
+	}
+	if _, ok := snap.Agent("good"); !ok || len(snap.Agents) != 1 {
+		t.Errorf("agents = %v, want good alone", snap.Agents)
+	}
+}
+
+// TestNameCollisions: names a client's filesystem cannot hold side by
+// side (letter case, full case folding, Unicode normalisation), and
+// versions of one item equal under semver precedence or letter case, are
+// errors on every name of the collision; the rest stays published.
+func TestNameCollisions(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string // below the skill (or agent) folder
+		agent bool
+		rule  string
+		bad   []string // paths with a problem, below the folder
+		good  []string // versions still published, for versioned items
+	}{
+		{"nfc and nfd", []string{"SKILL.md", "caf\u00e9.md", "cafe\u0301.md", "ok.md"}, false, skill.RuleResourcePath, []string{"caf\u00e9.md", "cafe\u0301.md"}, nil},
+		{"full case folding", []string{"SKILL.md", "stra\u00dfe.md", "STRASSE.md"}, false, skill.RuleResourcePath, []string{"stra\u00dfe.md", "STRASSE.md"}, nil},
+		{"kelvin sign", []string{"SKILL.md", "\u212a.md", "k.md"}, false, skill.RuleResourcePath, []string{"\u212a.md", "k.md"}, nil},
+		{"folders", []string{"SKILL.md", "Docs/a.md", "docs/b.md", "docs/c.md"}, false, skill.RuleResourcePath, []string{"Docs", "docs"}, nil},
+		{"skill versions", []string{"1.0.0/SKILL.md", "v1.0.0/SKILL.md", "1.0/SKILL.md", "1.0.0+build/SKILL.md", "2.0.0/SKILL.md", "1.0.1/SKILL.md"}, false, skill.RuleVersion, []string{"1.0.0", "v1.0.0", "1.0", "1.0.0+build"}, []string{"2.0.0", "1.0.1"}},
+		{"skill versions in case", []string{"1.0.0-RC1/SKILL.md", "1.0.0-rc1/SKILL.md", "1.0.0-rc2/SKILL.md", "1.0.0/SKILL.md"}, false, skill.RuleVersion, []string{"1.0.0-RC1", "1.0.0-rc1"}, []string{"1.0.0", "1.0.0-rc2"}},
+		{"agent versions", []string{"1.0.0.md", "v1.0.0.md", "2.0.0.md"}, true, skill.RuleVersion, []string{"1.0.0.md", "v1.0.0.md"}, []string{"2.0.0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			skills, agents := t.TempDir(), t.TempDir()
+			writeFile(t, filepath.Join(skills, "good", "SKILL.md"), skillMD("good"), 0o644)
+			writeFile(t, filepath.Join(agents, "good.md"), agentMD("good"), 0o644)
+			root, content := skills, skillMD("x")
+			if tt.agent {
+				root, content = agents, agentMD("x")
+			}
+			for _, f := range tt.files {
+				writeFile(t, filepath.Join(root, "x", f), content, 0o644)
+			}
+			snap := scanTree(t, Source{SkillsDir: skills, AgentsDir: agents})
+			var got []string
+			for _, p := range snap.Problems {
+				if p.Rule != tt.rule || p.Severity != skill.SeverityError {
+					t.Errorf("unexpected problem %v", p)
+					continue
+				}
+				got = append(got, strings.TrimPrefix(p.Path, root+"/x/"))
+			}
+			want := slices.Clone(tt.bad)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("problems at %q, want %q; all: %v", got, want, snap.Problems)
+			}
+			var published []string
+			if tt.agent {
+				if a, ok := snap.Agent("x"); ok {
+					for _, v := range a.Versions {
+						published = append(published, v.Version)
+					}
+				}
+			} else if sk, ok := snap.Skill("x"); ok {
+				for _, v := range sk.Versions {
+					published = append(published, v.Version)
+				}
+			}
+			if !slices.Equal(published, tt.good) {
+				t.Errorf("published versions %q, want %q", published, tt.good)
+			}
+			if _, ok := snap.Skill("good"); !ok {
+				t.Error("valid skill dropped")
+			}
+			if _, ok := snap.Agent("good"); !ok {
+				t.Error("valid agent dropped")
+			}
+		})
 	}
 }

@@ -1,10 +1,13 @@
 package catalog
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // versionKey is a parsed version string, ready to compare.
@@ -64,4 +67,46 @@ func orderVersions[T any](vs []T, version func(T) string) T {
 		}
 	}
 	return vs[0]
+}
+
+// versionIdentity is what two versions of one item must not share:
+// semver precedence (so 1.0.0, v1.0.0, 1.0 and 1.0.0+build are one
+// version), compared without letter case (1.0.0-RC1 and 1.0.0-rc1, which
+// a case-insensitive filesystem cannot hold side by side). A string that
+// is not semver is its own identity, folded.
+func versionIdentity(raw string) string {
+	k := parseVersionKey(raw)
+	if k.sv == nil {
+		return foldName(raw)
+	}
+	id := fmt.Sprintf("%d.%d.%d", k.sv.Major(), k.sv.Minor(), k.sv.Patch())
+	if pre := k.sv.Prerelease(); pre != "" {
+		id += "-" + pre
+	}
+	return foldName(id)
+}
+
+// sameVersions returns, for each of vs (distinct strings, in order) that
+// has the identity of another, the first other one with that identity.
+func sameVersions(vs []string) map[string]string {
+	groups := map[string][]string{}
+	for _, v := range vs {
+		id := versionIdentity(v)
+		groups[id] = append(groups[id], v)
+	}
+	out := map[string]string{}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		out[g[0]] = g[1]
+		for _, v := range g[1:] {
+			out[v] = g[0]
+		}
+	}
+	return out
+}
+
+func sameVersionProblem(report, version, other string) skill.Problem {
+	return skill.Errorf(report, skill.RuleVersion, "version %q is the same version as %q (equal semver precedence, or differing only in letter case); clients cannot tell them apart; keep one", version, other)
 }

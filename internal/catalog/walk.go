@@ -11,6 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -35,7 +39,9 @@ type Limits struct {
 // opened that way only when its stat says it is not a symlink, and with
 // O_NOFOLLOW, so a name swapped for a link in between fails to open
 // instead of being followed. Symlinks are resolved through the root's
-// os.Root, which keeps them inside the root.
+// os.Root, which keeps them inside the root. Every open is non-blocking
+// and checks what it opened (see openDirFlags), since a name can be
+// swapped for a FIFO between its stat and its open.
 
 // treeRoot is one scanned root directory, open for one scan.
 type treeRoot struct {
@@ -45,7 +51,10 @@ type treeRoot struct {
 }
 
 func openTreeRoot(path string) (*treeRoot, error) {
-	root, err := os.OpenRoot(path)
+	// os.OpenRoot opens without O_NONBLOCK or O_DIRECTORY; the trailing
+	// slash makes the open of anything but a folder (or a link to one)
+	// fail at once, so a root swapped for a FIFO cannot block it.
+	root, err := os.OpenRoot(strings.TrimSuffix(path, string(os.PathSeparator)) + string(os.PathSeparator))
 	if err != nil {
 		return nil, err
 	}
@@ -193,18 +202,75 @@ func (t *treeRoot) openFolder(d *dir, e entry) (*dir, []entry, *skill.Problem) {
 		}
 	}
 	if err != nil {
-		p := skill.Errorf(t.report(d.join(e.name)), skill.RuleRead, "cannot list folder: %s", describeErr(err))
+		p := openProblem(t.report(d.join(e.name)), "cannot list folder", err)
 		return nil, nil, &p
 	}
 	return sub, entries, nil
 }
 
+// openThroughRoot opens the folder p, following symlinks inside the root.
 func (t *treeRoot) openThroughRoot(p string) (*dir, error) {
-	f, err := t.root.Open(p)
+	f, err := t.openInRoot(p, openDirFlags, fs.ModeDir)
 	if err != nil {
 		return nil, err
 	}
 	return &dir{path: p, fd: int(f.Fd()), file: f}, nil
+}
+
+// openInRoot opens p through the root (which adds O_NOFOLLOW and
+// resolves links itself) and returns it when fstat says it is of type
+// want (fs.ModeDir, or 0 for a regular file).
+func (t *treeRoot) openInRoot(p string, flags int, want fs.FileMode) (*os.File, error) {
+	f, err := t.root.OpenFile(p, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err == nil {
+		err = checkOpened(info.Mode(), want)
+	}
+	if err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	return f, nil
+}
+
+// fileTypeError is what an open found when the name had become another
+// kind of file since its stat.
+type fileTypeError struct {
+	mode fs.FileMode // what was opened
+	want fs.FileMode // fs.ModeDir, or 0 for a regular file
+}
+
+func (e *fileTypeError) Error() string {
+	if e.want == fs.ModeDir {
+		return fileKind(e.mode) + " is not a folder"
+	}
+	return fileKind(e.mode) + " is not a regular file"
+}
+
+// checkOpened refuses an opened file whose type is not want.
+func checkOpened(mode, want fs.FileMode) error {
+	if mode.Type() != want {
+		return &fileTypeError{mode: mode, want: want}
+	}
+	return nil
+}
+
+// openProblem is the problem of a file or folder that could not be
+// opened or read; what says which ("cannot read").
+func openProblem(report, what string, err error) skill.Problem {
+	if fe, ok := errors.AsType[*fileTypeError](err); ok {
+		return fileTypeProblem(report, fe.mode)
+	}
+	return skill.Errorf(report, skill.RuleRead, "%s: %s", what, describeErr(err))
+}
+
+// fileTypeProblem is the problem of a name that is not a regular file or
+// a folder.
+func fileTypeProblem(report string, mode fs.FileMode) skill.Problem {
+	return skill.Errorf(report, skill.RuleFileType, "%s is not a regular file; only files and folders are published", fileKind(mode))
 }
 
 // readFile reads the regular file e of d into a buffer of size bytes, the
@@ -215,7 +281,7 @@ func (t *treeRoot) openThroughRoot(p string) (*dir, error) {
 func (t *treeRoot) readFile(d *dir, e entry, size int64) ([]byte, error) {
 	buf := make([]byte, size)
 	if e.st.isSymlink() {
-		f, err := t.root.Open(d.join(e.name))
+		f, err := t.openInRoot(d.join(e.name), openFileFlags, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -233,15 +299,25 @@ func (t *treeRoot) readFile(d *dir, e entry, size int64) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// findFile returns the entry name of d (listed as entries) when it is a
-// regular file or a link to one.
-func (t *treeRoot) findFile(d *dir, entries []entry, name string) (entry, bool) {
+// findFile looks up the entry name of d (listed as entries): found says
+// that d holds the name, and p is its problem when it is not a regular
+// file or a link to one.
+func (t *treeRoot) findFile(d *dir, entries []entry, name string) (e entry, found bool, p *skill.Problem) {
 	i, found := slices.BinarySearchFunc(entries, name, func(e entry, n string) int { return strings.Compare(e.name, n) })
 	if !found {
-		return entry{}, false
+		return entry{}, false, nil
 	}
-	st, err := t.resolve(d, entries[i])
-	return entries[i], err == nil && st.isRegular()
+	e = entries[i]
+	st, err := t.resolve(d, e)
+	switch {
+	case err != nil:
+		pr := t.resolveProblem(d, e, err)
+		return e, true, &pr
+	case !st.isRegular():
+		pr := skill.Errorf(t.report(d.join(name)), skill.RuleFileType, "%s is %s, not a regular file; replace it with a regular file or a link to one", name, fileKind(st.mode))
+		return e, true, &pr
+	}
+	return e, true, nil
 }
 
 // file is one regular file found under a version folder.
@@ -316,12 +392,12 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 				f := &files[len(files)-1]
 				data, digest, err := get(f, func() ([]byte, error) { return t.readFile(d, e, st.size) })
 				if err != nil {
-					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleRead, "cannot read: %s", describeErr(err)))
+					ps = append(ps, openProblem(t.report(childFull), "cannot read", err))
 					continue
 				}
 				f.read, f.data, f.digest = true, data, digest
 			default:
-				ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleFileType, "%s is not a regular file; only files and folders are published", fileKind(st.mode)))
+				ps = append(ps, fileTypeProblem(t.report(childFull), st.mode))
 			}
 		}
 	}
@@ -351,6 +427,21 @@ func validResourcePath(p string) bool {
 		}
 	}
 	return true
+}
+
+// foldName is the form in which two names collide on a client's
+// filesystem: canonical caseless matching (Unicode's NFD, full case
+// folding, NFD again), so "café" composed and decomposed, "straße" and
+// "STRASSE", and "Notes" and "notes" are each one name, as they are on
+// macOS and Windows. All-ASCII names, nearly all of them, fold by
+// lowercasing.
+func foldName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return norm.NFD.String(cases.Fold().String(norm.NFD.String(name)))
+		}
+	}
+	return strings.ToLower(name)
 }
 
 // resolveProblem is the problem of an entry resolve failed on: a symlink
@@ -383,6 +474,10 @@ func fileKind(m fs.FileMode) string {
 		return "a socket"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m.IsDir():
+		return "a folder"
+	case m.IsRegular():
+		return "a regular file"
 	default:
 		return "a special file"
 	}

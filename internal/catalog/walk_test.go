@@ -1,10 +1,18 @@
 package catalog
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -165,4 +173,157 @@ func TestDeepNestingIsALimit(t *testing.T) {
 	if _, found := snap.Skill("good"); !found {
 		t.Error("valid neighbour dropped")
 	}
+}
+
+func mkfifo(t *testing.T, p string) {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+}
+
+// swapForFIFO replaces what is at p by a FIFO, as a racing writer could
+// between the scan's stat of a name and its open. It may run off the
+// test's goroutine, so it reports with Errorf.
+func swapForFIFO(t *testing.T, p string) {
+	t.Helper()
+	if err := os.RemoveAll(p); err != nil {
+		t.Error(err)
+	}
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Errorf("mkfifo: %v", err)
+	}
+}
+
+// mustReturn runs fn and fails the test if it blocks. The deadline only
+// makes a regression fail fast; on timeout the FIFOs are opened for
+// writing, which releases an open blocked on one, so fn ends either way.
+func mustReturn(t *testing.T, fifos []string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		for _, p := range fifos {
+			if fd, err := unix.Open(p, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+				unix.Close(fd)
+			}
+		}
+		<-done
+		t.Fatal("the scan blocked opening a FIFO")
+	}
+}
+
+// openSkillFolder opens the tree root and its folder name, as a scan
+// does before walking it.
+func openSkillFolder(t *testing.T, root, name string) (*treeRoot, *dir, stat, []entry) {
+	t.Helper()
+	tr, err := openTreeRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	e, err := tr.lookup(tr.top, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tr.resolve(tr.top, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, entries, p := tr.openFolder(tr.top, e)
+	if p != nil {
+		t.Fatal(p)
+	}
+	t.Cleanup(d.close)
+	return tr, d, st, entries
+}
+
+// TestOpenRefusesAFIFOSwappedIn: a name that becomes a FIFO between the
+// scan's stat and its open, directly or as a symlink's target, is
+// neither waited on (an open of a FIFO blocks until a writer comes) nor
+// read as an empty file: the open is non-blocking and what it opened is
+// checked. Each case swaps the FIFO in at exactly that moment.
+func TestOpenRefusesAFIFOSwappedIn(t *testing.T) {
+	t.Run("file", func(t *testing.T) {
+		for _, tt := range []struct {
+			name   string
+			link   bool   // ref.md is a link to .shared/target.md
+			swap   string // what becomes a FIFO, below the root
+			report string // the path of the problem, below the root
+		}{
+			{"at its path", false, "s/ref.md", "s/ref.md"},
+			{"through a symlink", true, ".shared/target.md", "s/ref.md"},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				root := t.TempDir()
+				writeFile(t, filepath.Join(root, "s", "SKILL.md"), skillMD("s"), 0o644)
+				if tt.link {
+					writeFile(t, filepath.Join(root, ".shared", "target.md"), "target\n", 0o644)
+					symlink(t, "../.shared/target.md", filepath.Join(root, "s", "ref.md"))
+				} else {
+					writeFile(t, filepath.Join(root, "s", "ref.md"), "ref\n", 0o644)
+				}
+				tr, d, st, entries := openSkillFolder(t, root, "s")
+				fifo := filepath.Join(root, tt.swap)
+				get := func(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+					if f.rel == "ref.md" {
+						swapForFIFO(t, fifo)
+					}
+					b, err := read()
+					return b, content.Sum(b), err
+				}
+				var files []file
+				var ps []skill.Problem
+				mustReturn(t, []string{fifo}, func() { files, ps, _ = tr.listFiles(d, st, entries, Limits{}, get) })
+				want := tr.report(tt.report)
+				if len(ps) != 1 || ps[0].Path != want || ps[0].Rule != skill.RuleFileType || !strings.Contains(ps[0].Message, "a FIFO") {
+					t.Errorf("problems %v, want one file-type problem at %s naming a FIFO", ps, want)
+				}
+				if len(files) != 2 || !files[0].read || files[0].rel != skillFile {
+					t.Errorf("files %+v: SKILL.md beside it must still be read", files)
+				}
+			})
+		}
+	})
+	t.Run("folder through a symlink", func(t *testing.T) {
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, "s", "SKILL.md"), skillMD("s"), 0o644)
+		writeFile(t, filepath.Join(root, ".shared", "refs", "guide.md"), "guide\n", 0o644)
+		symlink(t, "../.shared/refs", filepath.Join(root, "s", "refs"))
+		tr, d, _, entries := openSkillFolder(t, root, "s")
+		fifo := filepath.Join(root, ".shared", "refs")
+		swapForFIFO(t, fifo)
+		i := slices.IndexFunc(entries, func(e entry) bool { return e.name == "refs" })
+		var p *skill.Problem
+		mustReturn(t, []string{fifo}, func() {
+			var sub *dir
+			if sub, _, p = tr.openFolder(d, entries[i]); sub != nil {
+				sub.close()
+			}
+		})
+		if p == nil || p.Path != tr.report("s/refs") || p.Severity != skill.SeverityError {
+			t.Errorf("problem %v, want an error at s/refs", p)
+		}
+	})
+	t.Run("root", func(t *testing.T) {
+		fifo := filepath.Join(t.TempDir(), "skills")
+		mkfifo(t, fifo)
+		var err error
+		mustReturn(t, []string{fifo}, func() {
+			var tr *treeRoot
+			if tr, err = openTreeRoot(fifo); err == nil {
+				tr.Close()
+			}
+		})
+		if err == nil {
+			t.Error("a FIFO opened as a root")
+		}
+	})
 }

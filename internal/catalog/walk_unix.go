@@ -36,27 +36,28 @@ func lstatAt(dirfd int, name string) (stat, error) {
 	}, nil
 }
 
+// Every open of a scan is non-blocking, so a name that turns into a FIFO
+// (or a device) between its stat and its open cannot block the scan: an
+// open of a FIFO without O_NONBLOCK waits for a writer, forever. The
+// opened descriptor is then fstat'ed and anything but the kind of file
+// the scan asked for is refused (checkOpened). Reads of regular files
+// and folders do not heed O_NONBLOCK, so it is never cleared.
+const (
+	openFileFlags = unix.O_RDONLY | unix.O_NONBLOCK | unix.O_CLOEXEC
+	openDirFlags  = openFileFlags | unix.O_DIRECTORY
+)
+
 // openDirAt opens the folder name of dirfd; a symlink there fails (ELOOP
 // or ENOTDIR) rather than being followed.
 func openDirAt(dirfd int, name string) (int, error) {
-	var fd int
-	err := retry(func() (err error) {
-		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		return err
-	})
-	return fd, err
+	return openAt(dirfd, name, openDirFlags|unix.O_NOFOLLOW, fs.ModeDir)
 }
 
-// readFileAt reads the file name of dirfd into buf and returns how many
-// bytes it read: fewer when the file is shorter than buf, never more. A
-// symlink there fails rather than being followed, and O_NONBLOCK keeps a
-// file swapped for a FIFO from blocking the open.
+// readFileAt reads the regular file name of dirfd into buf and returns
+// how many bytes it read: fewer when the file is shorter than buf, never
+// more. A symlink there fails rather than being followed.
 func readFileAt(dirfd int, name string, buf []byte) (int, error) {
-	var fd int
-	err := retry(func() (err error) {
-		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		return err
-	})
+	fd, err := openAt(dirfd, name, openFileFlags|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -77,6 +78,29 @@ func readFileAt(dirfd int, name string, buf []byte) (int, error) {
 		n += m
 	}
 	return n, nil
+}
+
+// openAt opens name of dirfd with flags and returns the descriptor when
+// fstat says it is of type want (fs.ModeDir, or 0 for a regular file).
+func openAt(dirfd int, name string, flags int, want fs.FileMode) (int, error) {
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = unix.Openat(dirfd, name, flags, 0)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Fstat(fd, &st) }); err != nil {
+		closeFD(fd)
+		return 0, err
+	}
+	if err := checkOpened(modeOf(uint32(st.Mode)), want); err != nil {
+		closeFD(fd)
+		return 0, err
+	}
+	return fd, nil
 }
 
 func closeFD(fd int) { unix.Close(fd) }
