@@ -65,7 +65,9 @@ var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // BuildZip returns a zip whose bytes are a pure function of the files'
 // paths, modes and bytes: SKILL.md first, then the rest in byte order of
 // path; file entries only; a fixed timestamp; no extra fields; Deflate at a
-// fixed level. The input slice is not modified.
+// fixed level. Every path must be valid for fs.ValidPath, so no entry
+// can name a folder or a place outside the archive. The input slice is
+// not modified.
 func BuildZip(files []ArchiveFile) ([]byte, error) {
 	ordered := slices.Clone(files)
 	slices.SortFunc(ordered, func(a, b ArchiveFile) int {
@@ -107,6 +109,11 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 		return fw, nil
 	})
 	for i, f := range ordered {
+		// A path a client would resolve outside its skill folder, or
+		// that archive/zip would record as a folder, is never written.
+		if !fs.ValidPath(f.Path) || f.Path == "." {
+			return nil, fmt.Errorf("build zip: %q is not a relative file path", f.Path)
+		}
 		if i > 0 && f.Path == ordered[i-1].Path {
 			return nil, fmt.Errorf("build zip: duplicate path %q", f.Path)
 		}
