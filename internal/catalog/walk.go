@@ -418,7 +418,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 // backslash or ".." anywhere in a path (the skills CLI drops the whole
 // v0.1 index), so "notes..md" is refused too.
 func validResourcePath(p string) bool {
-	if !fs.ValidPath(p) || strings.ContainsRune(p, '\\') || strings.Contains(p, "..") {
+	if !fs.ValidPath(p) || p == "." || strings.ContainsRune(p, '\\') || strings.Contains(p, "..") {
 		return false
 	}
 	for _, r := range p {
