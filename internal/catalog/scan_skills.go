@@ -335,7 +335,7 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 }
 
 func collisionProblem(report, other string) skill.Problem {
-	return skill.Errorf(report, skill.RuleResourcePath, "path is the same as %q to case-insensitive or Unicode-normalising filesystems (letter case, ß and ss, composed and decomposed accents); clients cannot hold both; rename one", other)
+	return skill.Errorf(report, skill.RuleResourcePath, "path collides with %q on case-insensitive or Unicode-normalising filesystems (macOS, Windows); clients cannot hold both; rename one", other)
 }
 
 func ignoredInVersioned(report string) skill.Problem {
