@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"path"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -455,9 +454,12 @@ func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem 
 	// "notes" and a folder "Notes/" collide on a case-insensitive
 	// filesystem too. Both paths of a collision get a problem.
 	claims := make(map[string]string, 2*len(files)) // foldName -> first path
-	reported := map[string]bool{}
+	var reported map[string]bool                    // paths with a collision problem; rare
 	report := func(p, other string) {
 		if !reported[p] {
+			if reported == nil {
+				reported = map[string]bool{}
+			}
 			reported[p] = true
 			ps = append(ps, collisionProblem(s.t.report(path.Join(dir, p)), other))
 		}
@@ -477,12 +479,8 @@ func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem 
 	}
 	for _, f := range files {
 		report := s.t.report(f.full)
-		var folders []string
-		for d := path.Dir(f.rel); d != "."; d = path.Dir(d) {
-			folders = append(folders, d)
-		}
-		for _, d := range slices.Backward(folders) {
-			if collide(d) {
+		for i := range len(f.rel) { // the folders above f, outermost first
+			if f.rel[i] == '/' && collide(f.rel[:i]) {
 				break
 			}
 		}

@@ -89,15 +89,21 @@ func versionIdentity(raw string) string {
 // sameVersions returns, for each of vs (distinct strings, in order) that
 // has the identity of another, the first other one with that identity.
 func sameVersions(vs []string) map[string]string {
-	groups := map[string][]string{}
+	if len(vs) < 2 {
+		return nil
+	}
+	groups := make(map[string][]string, len(vs))
 	for _, v := range vs {
 		id := versionIdentity(v)
 		groups[id] = append(groups[id], v)
 	}
-	out := map[string]string{}
+	var out map[string]string
 	for _, g := range groups {
 		if len(g) < 2 {
 			continue
+		}
+		if out == nil {
+			out = map[string]string{}
 		}
 		out[g[0]] = g[1]
 		for _, v := range g[1:] {
