@@ -28,7 +28,9 @@ func wantProblem(t *testing.T, ps []Problem, rule string, severity Severity, par
 
 func TestFrontmatterLimits(t *testing.T) {
 	const head = "---\nname: demo\ndescription: d\n"
-	list := func(n int, item string) string { return "[" + strings.TrimSuffix(strings.Repeat(item+", ", n), ", ") + "]" }
+	list := func(n int, item string) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(item+", ", n), ", ") + "]"
+	}
 	keys := func(n int) string {
 		var b strings.Builder
 		for i := range n {

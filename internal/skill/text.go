@@ -54,8 +54,8 @@ func textRuneProblem(r, prev rune) string {
 	switch {
 	case isBidiControl(r):
 		return "a bidirectional control"
-	case r == zwj && isEmojiPart(prev):
-		return "" // 👩‍💻 and friends
+	case (r == zwj || r == zwnj) && (isEmojiPart(prev) || unicode.IsLetter(prev) || unicode.IsMark(prev)):
+		return "" // joining within a word or an emoji sequence (👩‍💻) is what they are for
 	case r >= 0x200B && r <= 0x200D, r == 0x2060, r == bom && prev >= 0:
 		return "an invisible character"
 	case r >= 0xE0000 && r <= 0xE007F:
@@ -82,31 +82,58 @@ func CheckText(path string, b []byte) []Problem {
 	return checkText(path, b, 1)
 }
 
-// checkText is CheckText for b, which starts at line firstLine of its file.
+// suspectPrefixes are the first two bytes of every character
+// textRuneProblem objects to (U+061C, U+200B-U+206F, U+FEFF,
+// U+E0000-U+E0FFF), so that text is searched for them at the speed of
+// bytes.Index rather than decoded rune by rune.
+var suspectPrefixes = [][]byte{{0xD8, 0x9C}, {0xE2, 0x80}, {0xE2, 0x81}, {0xEF, 0xBB}, {0xF3, 0xA0}}
+
+// checkText is CheckText for valid UTF-8 b, which starts at line
+// firstLine of its file.
 func checkText(path string, b []byte, firstLine int) []Problem {
-	line, col, prev := firstLine, 0, rune(-1)
-	if firstLine > 1 {
-		prev = '\n' // not the start of the file: a BOM here is invisible text
-	}
-	count := 0
-	var first string
-	for i := 0; i < len(b); {
-		r, size := rune(b[i]), 1
-		if r >= utf8.RuneSelf {
-			r, size = utf8.DecodeRune(b[i:])
+	next := make([]int, len(suspectPrefixes)) // each prefix's next match at or after off, or -1
+	find := func(k, from int) {
+		next[k] = -1
+		if i := bytes.Index(b[from:], suspectPrefixes[k]); i >= 0 {
+			next[k] = from + i
 		}
-		i += size
-		col++
+	}
+	for k := range next {
+		find(k, 0)
+	}
+	count, first := 0, ""
+	for {
+		pos := -1
+		for _, n := range next {
+			if n >= 0 && (pos < 0 || n < pos) {
+				pos = n
+			}
+		}
+		if pos < 0 {
+			break
+		}
+		r, size := utf8.DecodeRune(b[pos:])
+		prev := rune(-1) // the start of the file
+		switch {
+		case pos > 0:
+			prev, _ = utf8.DecodeLastRune(b[:pos])
+		case firstLine > 1:
+			prev = '\n' // a body: a BOM here is not the file's
+		}
 		if what := textRuneProblem(r, prev); what != "" {
 			if count == 0 {
-				first = fmt.Sprintf("U+%04X (%s) at line %d, column %d", r, what, line, col)
+				lineStart := bytes.LastIndexByte(b[:pos], '\n') + 1
+				first = fmt.Sprintf("U+%04X (%s) at line %d, column %d", r, what,
+					firstLine+bytes.Count(b[:lineStart], []byte("\n")), utf8.RuneCount(b[lineStart:pos])+1)
 			}
 			count++
 		}
-		if r == '\n' {
-			line, col = line+1, 0
+		off := pos + size
+		for k, n := range next {
+			if n >= 0 && n < off {
+				find(k, off)
+			}
 		}
-		prev = r
 	}
 	if count == 0 {
 		return nil
