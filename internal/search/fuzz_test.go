@@ -57,7 +57,9 @@ func FuzzSearch(f *testing.F) {
 		}
 		lq := strings.ToLower(strings.TrimSpace(q))
 		if lq == "" {
-			if len(got) != len(docs) || !slices.IsSortedFunc(got, func(a, b int) int { return strings.Compare(strings.ToLower(docs[a].Name), strings.ToLower(docs[b].Name)) }) {
+			if len(got) != len(docs) || !slices.IsSortedFunc(got, func(a, b int) int {
+				return strings.Compare(strings.ToLower(docs[a].Name), strings.ToLower(docs[b].Name))
+			}) {
 				t.Fatalf("empty query: %v, want every doc in name order", got)
 			}
 			return
