@@ -85,7 +85,7 @@ func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, nil, errors.New("front matter must be a YAML mapping of keys to values")
 	}
-	if err := checkShape(root, "front matter", lim); err != nil {
+	if err := checkShape(root, "front matter", lim, 0); err != nil {
 		return nil, nil, err
 	}
 	fields := make([]field, 0, len(root.Content)/2)
@@ -101,15 +101,25 @@ func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
 	return fields, body, nil
 }
 
-// checkShape rejects, anywhere below n (named name in messages), anchors
-// and aliases, keys that are not plain values, and mappings or lists with
-// more entries than the limits allow. Aliases are refused rather than
-// resolved: a value written once and referenced many times is how a small
-// YAML file expands into a huge document ("billion laughs"), and an alias
-// read as a scalar would otherwise look like an empty value.
-func checkShape(n *yaml.Node, name string, lim Limits) error {
+// maxNesting bounds how deep front matter values nest. The known keys
+// need three levels (metadata: a mapping of lists of strings); the bound
+// leaves room for what unknown keys hold, and keeps every walk of the tree
+// short (a flow list nested thousands deep fits in a few kilobytes).
+const maxNesting = 16
+
+// checkShape rejects, anywhere below n (named name in messages, at depth
+// depth), anchors and aliases, keys that are not plain values, nesting
+// deeper than maxNesting, and mappings or lists with more entries than
+// the limits allow. Aliases are refused rather than resolved: a value
+// written once and referenced many times is how a small YAML file expands
+// into a huge document ("billion laughs"), and an alias read as a scalar
+// would otherwise look like an empty value.
+func checkShape(n *yaml.Node, name string, lim Limits, depth int) error {
 	if n.Kind == yaml.AliasNode || n.Anchor != "" {
 		return fmt.Errorf("YAML anchors and aliases (&name, *name, <<: *name) are not allowed in front matter (line %d); write the value out", fileLine(n))
+	}
+	if depth > maxNesting {
+		return &ruleError{RuleLimit, fmt.Sprintf("front matter nests deeper than %d levels (line %d); flatten it", maxNesting, fileLine(n))}
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -121,10 +131,10 @@ func checkShape(n *yaml.Node, name string, lim Limits) error {
 			if k.Kind != yaml.ScalarNode {
 				return fmt.Errorf("a key of %s is a YAML %s (line %d); keys must be plain strings", name, kindName(k.Kind), fileLine(k))
 			}
-			if err := checkShape(k, name, lim); err != nil {
+			if err := checkShape(k, name, lim, depth+1); err != nil {
 				return err
 			}
-			if err := checkShape(n.Content[i+1], subName(name, k.Value), lim); err != nil {
+			if err := checkShape(n.Content[i+1], subName(name, k.Value), lim, depth+1); err != nil {
 				return err
 			}
 		}
@@ -133,7 +143,7 @@ func checkShape(n *yaml.Node, name string, lim Limits) error {
 			return &ruleError{RuleLimit, fmt.Sprintf("%s holds %d items; the limit is %d (max_list_items)", name, len(n.Content), lim.MaxListItems)}
 		}
 		for i, item := range n.Content {
-			if err := checkShape(item, fmt.Sprintf("%s[%d]", name, i), lim); err != nil {
+			if err := checkShape(item, fmt.Sprintf("%s[%d]", name, i), lim, depth+1); err != nil {
 				return err
 			}
 		}

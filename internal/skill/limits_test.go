@@ -60,6 +60,8 @@ func TestFrontmatterLimits(t *testing.T) {
 		{"long metadata key", head + "metadata:\n  ? " + strings.Repeat("k", 1025) + "\n  : v\n---\n", RuleLimit, []string{"max_value_chars"}},
 		{"long example", head + "metadata:\n  examples: [" + strings.Repeat("e", 1025) + "]\n---\n", RuleLimit, []string{"metadata.examples[0] is 1025", "max_value_chars"}},
 		{"long license", head + "license: " + strings.Repeat("l", 1025) + "\n---\n", RuleLimit, []string{"license is 1025 characters"}},
+		{"nested unknown key", head + "hooks: {pre: {run: [[a, b]]}}\n---\n", RuleUnknownKey, nil},
+		{"nested too deep", head + "hooks: " + strings.Repeat("[", 17) + strings.Repeat("]", 17) + "\n---\n", RuleLimit, []string{"nests deeper than 16 levels (line 4)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -71,8 +73,30 @@ func TestFrontmatterLimits(t *testing.T) {
 				}
 				return
 			}
-			wantProblem(t, ps, tt.rule, SeverityError, tt.parts...)
+			severity := SeverityError
+			if tt.rule == RuleUnknownKey {
+				severity = SeverityWarning
+				if HasError(ps) {
+					t.Errorf("unexpected errors: %v", ps)
+				}
+			}
+			wantProblem(t, ps, tt.rule, severity, tt.parts...)
 		})
+	}
+}
+
+// TestDeepNesting: a flow list nested 9,000 deep (18 KB) is refused and
+// costs what the YAML parser needs, not the square of the depth (walking
+// it with a growing path name took 130 MB).
+func TestDeepNesting(t *testing.T) {
+	data := []byte("---\nname: demo\ndescription: d\nx: " + strings.Repeat("[", 9000) + strings.Repeat("]", 9000) + "\n---\n")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, ps := ParseSkill("skills/demo/SKILL.md", "demo", data, testLimits)
+	runtime.ReadMemStats(&after)
+	wantProblem(t, ps, RuleLimit, SeverityError, "nests deeper than 16 levels")
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("allocated %d bytes for a %d-byte file", alloc, len(data))
 	}
 }
 
