@@ -41,10 +41,14 @@ var frontmatterSeeds = []string{
 	"",
 }
 
-// checkProblems fails t unless every problem is complete and their number
-// is bounded.
-func checkProblems(t *testing.T, path string, ps []Problem) {
+// parseTwice parses with parse twice and fails t unless both give the
+// same result, and every problem is complete and their number bounded.
+func parseTwice[T any](t *testing.T, path string, parse func() (T, []Problem)) (T, []Problem) {
 	t.Helper()
+	v, ps := parse()
+	if v2, ps2 := parse(); !reflect.DeepEqual(v, v2) || !reflect.DeepEqual(ps, ps2) {
+		t.Fatalf("two parses differ: %+v %v, then %+v %v", v, ps, v2, ps2)
+	}
 	if len(ps) > 2*fuzzLimits.MaxKeys+maxValueProblems+8 {
 		t.Fatalf("%d problems: %v", len(ps), ps)
 	}
@@ -53,6 +57,20 @@ func checkProblems(t *testing.T, path string, ps []Problem) {
 			t.Fatalf("incomplete problem %+v", p)
 		}
 	}
+	return v, ps
+}
+
+// writeOut renders doc as a front matter file with a body, and the limits
+// to parse it with: quoting may make the block longer than the original.
+func writeOut(t *testing.T, doc any) ([]byte, Limits) {
+	t.Helper()
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := fuzzLimits
+	lim.MaxFrontmatterBytes = 0
+	return []byte("---\n" + string(out) + "---\nBody\n"), lim
 }
 
 // checkPublished fails t unless a value that would be published obeys
@@ -110,11 +128,7 @@ func FuzzFrontmatter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const path = "skills/demo/SKILL.md"
-		s, ps := ParseSkill(path, "demo", data, fuzzLimits)
-		checkProblems(t, path, ps)
-		if s2, ps2 := ParseSkill(path, "demo", data, fuzzLimits); !reflect.DeepEqual(s, s2) || !reflect.DeepEqual(ps, ps2) {
-			t.Fatalf("two parses differ: %+v %v, then %+v %v", s, ps, s2, ps2)
-		}
+		s, ps := parseTwice(t, path, func() (Skill, []Problem) { return ParseSkill(path, "demo", data, fuzzLimits) })
 		if HasError(ps) {
 			return
 		}
@@ -135,14 +149,8 @@ func FuzzFrontmatter(f *testing.F) {
 		if _, inMeta := s.Metadata["version"]; !inMeta {
 			doc.Version = s.Version
 		}
-		out, err := yaml.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		written := "---\n" + string(out) + "---\nBody\n"
-		lim := fuzzLimits
-		lim.MaxFrontmatterBytes = 0 // quoting may make the block longer
-		s2, ps2 := ParseSkill(path, "demo", []byte(written), lim)
+		written, lim := writeOut(t, doc)
+		s2, ps2 := ParseSkill(path, "demo", written, lim)
 		s.Metadata, s2.Metadata = emptyToNil(s.Metadata), emptyToNil(s2.Metadata)
 		if HasError(ps2) || !reflect.DeepEqual(s, s2) {
 			t.Fatalf("written out as\n%s\nit parses to %+v, %v; want %+v", written, s2, ps2, s)
@@ -160,11 +168,7 @@ func FuzzAgent(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const path = "agents/demo.md"
-		a, ps := ParseAgent(path, "demo", data, fuzzLimits)
-		checkProblems(t, path, ps)
-		if a2, ps2 := ParseAgent(path, "demo", data, fuzzLimits); !reflect.DeepEqual(a, a2) || !reflect.DeepEqual(ps, ps2) {
-			t.Fatalf("two parses differ: %+v %v, then %+v %v", a, ps, a2, ps2)
-		}
+		a, ps := parseTwice(t, path, func() (Agent, []Problem) { return ParseAgent(path, "demo", data, fuzzLimits) })
 		if HasError(ps) {
 			return
 		}
@@ -186,14 +190,8 @@ func FuzzAgent(f *testing.F) {
 			Metadata               map[string]any `yaml:"metadata,omitempty"`
 		}{a.Name, a.Description, a.Tools, a.ModelRole, a.TimeoutSeconds, a.PrefillTimeoutSeconds, a.Visibility,
 			a.EmitStructuredFindings, a.Version, renderMetadata(a.Metadata, a.MetadataLists)}
-		out, err := yaml.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		written := "---\n" + string(out) + "---\nBody\n"
-		lim := fuzzLimits
-		lim.MaxFrontmatterBytes = 0
-		a2, ps2 := ParseAgent(path, "demo", []byte(written), lim)
+		written, lim := writeOut(t, doc)
+		a2, ps2 := ParseAgent(path, "demo", written, lim)
 		a.Metadata, a2.Metadata = emptyToNil(a.Metadata), emptyToNil(a2.Metadata)
 		if len(a.Tools) == 0 {
 			a.Tools = nil
