@@ -101,6 +101,10 @@ func source(cfg *config.Config) (catalog.Source, error) {
 		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: version,
 	}, Limits: catalog.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,
+		Frontmatter: skill.Limits{
+			MaxFrontmatterBytes: cfg.MaxFrontmatterBytes, MaxKeys: cfg.MaxFrontmatterKeys,
+			MaxListItems: cfg.MaxListItems, MaxValueChars: cfg.MaxValueChars, MaxTagChars: cfg.MaxTagChars,
+		},
 	}}
 	resolve := func(key, dir string, explicit bool) (string, error) {
 		ok, err := catalog.DirExists(dir)
@@ -282,7 +286,8 @@ func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) error {
 func validate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var format string
 	cfg, _, err := loadConfig("validate", args, getenv, stderr,
-		[]string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes"},
+		[]string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes",
+			"max_frontmatter_bytes", "max_frontmatter_keys", "max_list_items", "max_value_chars", "max_tag_chars"},
 		func(fs *pflag.FlagSet) { fs.StringVar(&format, "format", "text", "output format: text or json") })
 	if err == nil && format != "text" && format != "json" {
 		err = fmt.Errorf("%w: --format %q: must be text or json", config.ErrUsage, format)

@@ -156,25 +156,25 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error)) ([]by
 }
 
 // parseSkill parses a SKILL.md, or reuses the result for the same bytes.
-func (e *entryScan) parseSkill(path, folder string, d content.Digest, data []byte) (skill.Skill, []skill.Problem) {
+func (e *entryScan) parseSkill(path, folder string, d content.Digest, data []byte, lim skill.Limits) (skill.Skill, []skill.Problem) {
 	var prev map[string]parsedSkill
 	if e.prev != nil {
 		prev = e.prev.skills
 	}
 	return reuseParse(prev, e.next.skills, path, folder, d, func() (skill.Skill, []skill.Problem) {
-		return skill.ParseSkill(path, folder, data)
+		return skill.ParseSkill(path, folder, data, lim)
 	})
 }
 
 // parseAgent parses an agent-md file, or reuses the result for the same
 // bytes.
-func (e *entryScan) parseAgent(path, want string, d content.Digest, data []byte) (skill.Agent, []skill.Problem) {
+func (e *entryScan) parseAgent(path, want string, d content.Digest, data []byte, lim skill.Limits) (skill.Agent, []skill.Problem) {
 	var prev map[string]parsedAgent
 	if e.prev != nil {
 		prev = e.prev.agents
 	}
 	return reuseParse(prev, e.next.agents, path, want, d, func() (skill.Agent, []skill.Problem) {
-		return skill.ParseAgent(path, want, data)
+		return skill.ParseAgent(path, want, data, lim)
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/search"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // The read API (wire.md §4), the agent card (§5), the legacy v0.1 index
@@ -80,13 +81,7 @@ func metaList(meta map[string]string, lists map[string][]string, key string) []s
 	if l, ok := lists[key]; ok {
 		return l
 	}
-	out := []string{}
-	for _, part := range strings.Split(meta[key], ",") {
-		if p := strings.TrimSpace(part); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+	return skill.ListItems(meta[key])
 }
 
 func (v *SkillVersion) list(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }

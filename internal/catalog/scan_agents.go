@@ -197,7 +197,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		s.problem(openProblem(report, "cannot read", err))
 		return nil
 	}
-	a, ps := s.ec.parseAgent(report, name, digest, data)
+	a, ps := s.ec.parseAgent(report, name, digest, data, s.lim.Frontmatter)
 	if fileVersion != "" && a.Version != "" && a.Version != fileVersion {
 		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "declared version %q must equal the file name's %q; fix one of them", a.Version, fileVersion))
 	}

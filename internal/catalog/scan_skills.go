@@ -359,7 +359,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	var sk skill.Skill
 	if md != nil {
 		var mdProbs []skill.Problem
-		sk, mdProbs = s.ec.parseSkill(mdPath, name, md.digest, md.data)
+		sk, mdProbs = s.ec.parseSkill(mdPath, name, md.digest, md.data, s.lim.Frontmatter)
 		ps = append(ps, mdProbs...)
 	}
 	if folderVersion != "" && sk.Version != "" && sk.Version != folderVersion {
@@ -492,6 +492,9 @@ func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem 
 			if f.read && !utf8.Valid(f.data) {
 				ps = append(ps, skill.Errorf(report, skill.RuleEncoding, "text file is not valid UTF-8; clients reject the archive; save it as UTF-8"))
 			}
+		}
+		if f.read && f.rel != skillFile {
+			ps = append(ps, skill.CheckText(report, f.data)...)
 		}
 	}
 	return ps

@@ -30,6 +30,9 @@ type Limits struct {
 	MaxFileBytes  int64 // bytes per file
 	MaxFiles      int   // files per version, SKILL.md included
 	MaxTotalBytes int64 // bytes per version
+
+	// Frontmatter bounds the front matter of each SKILL.md and agent-md file.
+	Frontmatter skill.Limits
 }
 
 // A scan opens each folder of a root once and lists it, stats every entry

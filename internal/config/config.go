@@ -52,6 +52,13 @@ type Config struct {
 	Retention       time.Duration `mapstructure:"retention"`
 	RetentionBytes  int64         `mapstructure:"retention_max_bytes"`
 
+	// Front matter limits, per SKILL.md or agent-md file.
+	MaxFrontmatterBytes int `mapstructure:"max_frontmatter_bytes"`
+	MaxFrontmatterKeys  int `mapstructure:"max_frontmatter_keys"`
+	MaxListItems        int `mapstructure:"max_list_items"`
+	MaxValueChars       int `mapstructure:"max_value_chars"`
+	MaxTagChars         int `mapstructure:"max_tag_chars"`
+
 	// ConfigFile is the file that was read, or "".
 	ConfigFile string `mapstructure:"-"`
 }
@@ -81,6 +88,11 @@ var Keys = []Key{
 	{Name: "max_file_bytes", Flag: "max-file-bytes", Default: int64(10 << 20), Help: "largest file a skill version may hold, in bytes (0: no limit)"},
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
+	{Name: "max_frontmatter_bytes", Flag: "max-frontmatter-bytes", Default: 64 << 10, Help: "largest front matter block of a SKILL.md or agent-md file, both `---` lines included, in bytes; checked before the YAML is parsed (0: no limit)"},
+	{Name: "max_frontmatter_keys", Flag: "max-frontmatter-keys", Default: 64, Help: "most keys of one front matter mapping: the top level, or metadata (0: no limit)"},
+	{Name: "max_list_items", Flag: "max-list-items", Default: 64, Help: "most items of one front matter list, such as metadata.tags, metadata.examples or tools; a comma-separated tags or examples string counts its parts (0: no limit)"},
+	{Name: "max_value_chars", Flag: "max-value-chars", Default: 1024, Help: "longest front matter key or string value (metadata values, list items, license), in UTF-16 code units; name, version, and description and compatibility of skills have rules of their own (0: no limit)"},
+	{Name: "max_tag_chars", Flag: "max-tag-chars", Default: 128, Help: "longest item of metadata.tags, in UTF-16 code units (0: no limit)"},
 	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named `all` while everything fits"},
 	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
 	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
@@ -231,6 +243,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxFileBytes < 0 || c.MaxFiles < 0 || c.MaxTotalBytes < 0 {
 		errs = append(errs, errors.New("max_file_bytes, max_files and max_total_bytes must not be negative (0 means no limit)"))
+	}
+	if c.MaxFrontmatterBytes < 0 || c.MaxFrontmatterKeys < 0 || c.MaxListItems < 0 || c.MaxValueChars < 0 || c.MaxTagChars < 0 {
+		errs = append(errs, errors.New("max_frontmatter_bytes, max_frontmatter_keys, max_list_items, max_value_chars and max_tag_chars must not be negative (0 means no limit)"))
 	}
 	if !serverNameRE.MatchString(c.ServerName) || len(c.ServerName) > 64 {
 		errs = append(errs, fmt.Errorf("server_name %q: must be lower-hyphen-case, 1-64 characters (e.g. team-skills)", c.ServerName))

@@ -45,6 +45,9 @@ func TestDefaults(t *testing.T) {
 	if c.CORSAllowOrigin != "*" || c.ShutdownTimeout != 15*time.Second || c.MaxFiles != 1000 {
 		t.Errorf("defaults = %+v", c)
 	}
+	if c.MaxFrontmatterBytes != 64<<10 || c.MaxFrontmatterKeys != 64 || c.MaxListItems != 64 || c.MaxValueChars != 1024 || c.MaxTagChars != 128 {
+		t.Errorf("front matter limits = %+v", c)
+	}
 }
 
 func TestPrecedence(t *testing.T) {
@@ -91,6 +94,7 @@ func TestRejects(t *testing.T) {
 		{"bad log level", nil, map[string]string{"SKILLSERVER_LOG_LEVEL": "loud"}, "", "log_level"},
 		{"bad int env", nil, map[string]string{"SKILLSERVER_MAX_FILES": "many"}, "", "max_files"},
 		{"negative limit", []string{"--max-files", "-1"}, nil, "", "max_files"},
+		{"negative front matter limit", nil, map[string]string{"SKILLSERVER_MAX_TAG_CHARS": "-1"}, "", "max_tag_chars"},
 		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
 	}
 	for _, tt := range tests {

@@ -154,29 +154,36 @@ func (ix *Index) Search(query string) []int {
 }
 
 // bm25 scores every doc for the query's terms; the last term also matches
-// indexed terms it is a prefix of, at a discount.
+// indexed terms it is a prefix of, at a discount. Contributions are added
+// in one fixed order (the query's terms, then prefix matches in term
+// order): floating-point sums depend on order, and a score that changed in
+// its last bit from call to call could swap two docs in the ranking.
 func (ix *Index) bm25(q string) []float64 {
 	scores := make([]float64, len(ix.docs))
 	terms := Terms(q)
 	n := float64(len(ix.docs))
+	type match struct {
+		term   string
+		weight float64
+	}
 	for i, t := range terms {
-		matches := map[string]float64{t: 1}
+		matches := []match{{t, 1}}
 		if i == len(terms)-1 && len(t) >= minPrefix {
 			for j := sort.SearchStrings(ix.terms, t); j < len(ix.terms) && strings.HasPrefix(ix.terms[j], t); j++ {
 				if ix.terms[j] != t {
-					matches[ix.terms[j]] = prefixDiscount
+					matches = append(matches, match{ix.terms[j], prefixDiscount})
 				}
 			}
 		}
-		for term, weight := range matches {
-			ps := ix.postings[term]
+		for _, m := range matches {
+			ps := ix.postings[m.term]
 			if len(ps) == 0 {
 				continue
 			}
 			idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
 			for _, p := range ps {
 				norm := p.tf + k1*(1-b+b*ix.lens[p.doc]/ix.avgLen)
-				scores[p.doc] += weight * idf * p.tf * (k1 + 1) / norm
+				scores[p.doc] += m.weight * idf * p.tf * (k1 + 1) / norm
 			}
 		}
 	}

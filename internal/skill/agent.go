@@ -26,10 +26,23 @@ type Agent struct {
 	Version string
 }
 
+// agentKeys are the front matter keys of an agent-md file.
+var agentKeys = map[string]bool{
+	"name": true, "description": true, "tools": true, "modelRole": true, "timeoutSeconds": true,
+	"prefillTimeoutSeconds": true, "visibility": true, "emitStructuredFindings": true, "version": true, "metadata": true,
+}
+
+// agentOwnLength are the keys whose length rules of their own replace
+// max_value_chars; a sub-agent's description is bounded only by
+// max_frontmatter_bytes, as netclaw sets no limit.
+var agentOwnLength = map[string]bool{"name": true, "description": true, "version": true}
+
 // ParseAgent validates the agent-md bytes data found at path, for an agent
-// whose file (or folder) is named want. The rules are netclaw's, so that
-// the server never publishes an agent a client will reject.
-func ParseAgent(path, want string, data []byte) (Agent, []Problem) {
+// whose file (or folder) is named want, within the front matter limits
+// lim. The rules are netclaw's, so that the server never publishes an
+// agent a client will reject, plus the server's limits and character
+// rules.
+func ParseAgent(path, want string, data []byte, lim Limits) (Agent, []Problem) {
 	var a Agent
 	var ps []Problem
 	errf := func(rule, format string, args ...any) { ps = append(ps, Errorf(path, rule, format, args...)) }
@@ -45,9 +58,9 @@ func ParseAgent(path, want string, data []byte) (Agent, []Problem) {
 		errf(RuleFrontmatter, "agent file must start with `---` at its first byte, opening a YAML front matter block")
 		return a, ps
 	}
-	fields, body, err := parseFrontmatter(data)
+	fields, body, err := parseFrontmatter(data, lim)
 	if err != nil {
-		errf(RuleFrontmatter, "%s", err)
+		ps = append(ps, frontmatterProblem(path, err))
 		return a, ps
 	}
 
@@ -56,9 +69,9 @@ func ParseAgent(path, want string, data []byte) (Agent, []Problem) {
 	for _, f := range fields {
 		switch f.key {
 		case "name":
-			a.Name, _ = scalar(f.value)
+			a.Name = stringField(f, errf)
 		case "description":
-			a.Description, _ = scalar(f.value)
+			a.Description = stringField(f, errf)
 		case "tools":
 			tools, ok := stringSeq(f.value)
 			if !ok {
@@ -91,10 +104,12 @@ func ParseAgent(path, want string, data []byte) (Agent, []Problem) {
 				errf(RuleMetadata, "metadata %s", err)
 			}
 			a.Metadata, a.MetadataLists = m, lists
-		default:
+		}
+		if !agentKeys[f.key] {
 			ps = append(ps, Warnf(path, RuleUnknownKey, "unknown front matter key %q is ignored (keys are camelCase: tools, modelRole, timeoutSeconds, prefillTimeoutSeconds, visibility, emitStructuredFindings, version, metadata)", f.key))
 		}
 	}
+	ps = append(ps, valueProblems(path, fields, agentKeys, agentOwnLength, lim)...)
 	if v, ok := a.Metadata["version"]; ok {
 		metaVersion = v
 		switch {
@@ -121,6 +136,7 @@ func ParseAgent(path, want string, data []byte) (Agent, []Problem) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		errf(RuleBody, "the agent's instructions after the front matter are empty; write its prompt there")
 	}
+	ps = append(ps, checkText(path, body, bodyLine(data, body))...)
 	return a, ps
 }
 

@@ -42,7 +42,7 @@ func TestParseAgent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			a, ps := ParseAgent("agents/demo.md", "demo", []byte(tt.data))
+			a, ps := ParseAgent("agents/demo.md", "demo", []byte(tt.data), testLimits)
 			if tt.wantRule == "" {
 				if len(ps) != 0 {
 					t.Fatalf("unexpected problems: %v", ps)
@@ -67,7 +67,7 @@ func TestParseAgent(t *testing.T) {
 }
 
 func TestParseAgentFields(t *testing.T) {
-	a, ps := ParseAgent("a.md", "demo", []byte("---\nname: demo\ndescription: d\ntools: [a, b]\nmodelRole: Main\ntimeoutSeconds: 120\nprefillTimeoutSeconds: 3600\nvisibility: internal\nemitStructuredFindings: true\nmetadata:\n  version: 1.2.0\n---\nBody\n"))
+	a, ps := ParseAgent("a.md", "demo", []byte("---\nname: demo\ndescription: d\ntools: [a, b]\nmodelRole: Main\ntimeoutSeconds: 120\nprefillTimeoutSeconds: 3600\nvisibility: internal\nemitStructuredFindings: true\nmetadata:\n  version: 1.2.0\n---\nBody\n"), testLimits)
 	if len(ps) != 0 {
 		t.Fatal(ps)
 	}

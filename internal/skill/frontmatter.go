@@ -19,19 +19,51 @@ var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) er
 	return yaml.Unmarshal(data, v)
 })
 
+// Limits bound the front matter of one SKILL.md or agent-md file, so that
+// no file can make a parse, a snapshot or a published document large. Zero
+// means no limit. The messages name the configuration keys that set them.
+type Limits struct {
+	MaxFrontmatterBytes int // the block, both `---` lines included (max_frontmatter_bytes)
+	MaxKeys             int // keys of one mapping: the top level, metadata (max_frontmatter_keys)
+	MaxListItems        int // items of one list, such as metadata.tags (max_list_items)
+	MaxValueChars       int // UTF-16 code units of a key or string value (max_value_chars)
+	MaxTagChars         int // UTF-16 code units of one metadata.tags item (max_tag_chars)
+}
+
 // field is one top-level key of a front matter block, in source order.
 type field struct {
 	key   string
 	value *yaml.Node
 }
 
+// ruleError is a front matter error reported under a rule other than
+// RuleFrontmatter.
+type ruleError struct{ rule, msg string }
+
+func (e *ruleError) Error() string { return e.msg }
+
+// frontmatterProblem is the problem parseFrontmatter's error stands for.
+func frontmatterProblem(path string, err error) Problem {
+	var re *ruleError
+	if errors.As(err, &re) {
+		return Errorf(path, re.rule, "%s", re.msg)
+	}
+	return Errorf(path, RuleFrontmatter, "%s", err)
+}
+
 // parseFrontmatter splits data into its front matter fields and body. data
-// must already be known to start with a `---` line.
-func parseFrontmatter(data []byte) ([]field, []byte, error) {
+// must already be known to start with a `---` line. The block's size is
+// checked before it is parsed and its shape (no anchors or aliases, keys
+// and list items within the limits) before anything is decoded, so the
+// work and memory a file can cause are bounded by lim.
+func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
 	// Hand the parser only the block: it copies everything it is given,
 	// and the body can be most of the file.
-	end := blockEnd(data)
-	if end < 0 {
+	end := blockEnd(data, lim.MaxFrontmatterBytes)
+	switch {
+	case end == tooLong:
+		return nil, nil, &ruleError{RuleLimit, fmt.Sprintf("front matter is longer than %d bytes (max_frontmatter_bytes), or its closing `---` line is missing; keep it short and put long text in the body", lim.MaxFrontmatterBytes)}
+	case end < 0:
 		return nil, nil, errors.New("no closing `---` line ends the front matter")
 	}
 	var doc yaml.Node
@@ -53,12 +85,15 @@ func parseFrontmatter(data []byte) ([]field, []byte, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, nil, errors.New("front matter must be a YAML mapping of keys to values")
 	}
+	if err := checkShape(root, "front matter", lim, 0); err != nil {
+		return nil, nil, err
+	}
 	fields := make([]field, 0, len(root.Content)/2)
 	seen := make(map[string]bool, len(root.Content)/2)
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i].Value
 		if seen[k] {
-			return nil, nil, fmt.Errorf("key %q appears twice (line %d)", k, root.Content[i].Line)
+			return nil, nil, fmt.Errorf("key %q appears twice (line %d)", k, fileLine(root.Content[i]))
 		}
 		seen[k] = true
 		fields = append(fields, field{key: k, value: root.Content[i+1]})
@@ -66,26 +101,130 @@ func parseFrontmatter(data []byte) ([]field, []byte, error) {
 	return fields, body, nil
 }
 
-// blockEnd returns the offset just past the line that closes the front
-// matter opened by data's first line, or -1. A closing line is `---` with
-// surrounding white space allowed, as the parser reads it.
-func blockEnd(data []byte) int {
-	off := bytes.IndexByte(data, '\n') + 1
-	if off == 0 {
-		return -1
+// maxNesting bounds how deep front matter values nest. The known keys
+// need three levels (metadata: a mapping of lists of strings); the bound
+// leaves room for what unknown keys hold, and keeps every walk of the tree
+// short (a flow list nested thousands deep fits in a few kilobytes).
+const maxNesting = 16
+
+// checkShape rejects, anywhere below n (named name in messages, at depth
+// depth), anchors and aliases, keys that are not plain values, nesting
+// deeper than maxNesting, and mappings or lists with more entries than
+// the limits allow. Aliases are refused rather than resolved: a value
+// written once and referenced many times is how a small YAML file expands
+// into a huge document ("billion laughs"), and an alias read as a scalar
+// would otherwise look like an empty value.
+func checkShape(n *yaml.Node, name string, lim Limits, depth int) error {
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		return fmt.Errorf("YAML anchors and aliases (&name, *name, <<: *name) are not allowed in front matter (line %d); write the value out", fileLine(n))
 	}
-	for off < len(data) {
-		n := bytes.IndexByte(data[off:], '\n')
-		lineEnd := len(data)
-		if n >= 0 {
-			lineEnd = off + n + 1
+	if depth > maxNesting {
+		return &ruleError{RuleLimit, fmt.Sprintf("front matter nests deeper than %d levels (line %d); flatten it", maxNesting, fileLine(n))}
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		if keys := len(n.Content) / 2; lim.MaxKeys > 0 && keys > lim.MaxKeys {
+			return &ruleError{RuleLimit, fmt.Sprintf("%s holds %d keys; the limit is %d (max_frontmatter_keys)", name, keys, lim.MaxKeys)}
 		}
-		if string(bytes.TrimSpace(data[off:lineEnd])) == "---" {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return fmt.Errorf("a key of %s is a YAML %s (line %d); keys must be plain strings", name, kindName(k.Kind), fileLine(k))
+			}
+			if err := checkShape(k, name, lim, depth+1); err != nil {
+				return err
+			}
+			if err := checkShape(n.Content[i+1], subName(name, k.Value), lim, depth+1); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if lim.MaxListItems > 0 && len(n.Content) > lim.MaxListItems {
+			return &ruleError{RuleLimit, fmt.Sprintf("%s holds %d items; the limit is %d (max_list_items)", name, len(n.Content), lim.MaxListItems)}
+		}
+		for i, item := range n.Content {
+			if err := checkShape(item, fmt.Sprintf("%s[%d]", name, i), lim, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// subName names the value of key in the mapping called name: top-level
+// keys by themselves, deeper ones as a dotted path (metadata.tags).
+func subName(name, key string) string {
+	if name == "front matter" {
+		return key
+	}
+	return name + "." + key
+}
+
+func kindName(k yaml.Kind) string {
+	switch k {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "value"
+}
+
+// tooLong is blockEnd's answer when no closing line fits in the limit.
+const tooLong = -2
+
+// blockEnd returns the offset just past the line that closes the front
+// matter opened by data's first line; -1 when there is none, or tooLong
+// when max > 0 and none ends within the first max bytes. It reads no more
+// than max bytes, so an oversized block costs nothing to refuse. A closing
+// line is `---` with surrounding white space allowed, as the parser reads
+// it.
+func blockEnd(data []byte, max int) int {
+	window := data
+	if max > 0 && len(window) > max {
+		window = window[:max]
+	}
+	missing := -1
+	if len(window) < len(data) {
+		missing = tooLong
+	}
+	off := bytes.IndexByte(window, '\n') + 1
+	if off == 0 {
+		return missing
+	}
+	for off < len(window) {
+		lineEnd := len(window)
+		if n := bytes.IndexByte(window[off:], '\n'); n >= 0 {
+			lineEnd = off + n + 1
+		} else if missing == tooLong {
+			return tooLong // the line runs on past the limit
+		}
+		if string(bytes.TrimSpace(window[off:lineEnd])) == "---" {
 			return lineEnd
 		}
 		off = lineEnd
 	}
-	return -1
+	return missing
+}
+
+// fileLine is the line of the file n starts on: the parser counts from
+// the line after the opening `---`.
+func fileLine(n *yaml.Node) int { return n.Line + 1 }
+
+// bodyLine is the line of text on which body, its tail, starts.
+func bodyLine(text, body []byte) int {
+	return bytes.Count(text[:len(text)-len(body)], []byte("\n")) + 1
+}
+
+// stringField returns f's value when it is a string, and reports a
+// value of another kind (a list, a mapping) as an error; a missing value
+// is left to the caller's "is required" rule.
+func stringField(f field, errf func(rule, format string, args ...any)) string {
+	if s, ok := scalar(f.value); ok || isNull(f.value) {
+		return s
+	}
+	errf(RuleField, "%s must be a string, not a YAML %s", f.key, kindName(f.value.Kind))
+	return ""
 }
 
 // startsWithDelimiter reports whether data begins with a `---` line.

@@ -5,7 +5,11 @@
 // (internal/catalog), HTTP or configuration packages.
 package skill
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
 
 // Severity says whether a problem keeps an item out of the catalogue.
 type Severity string
@@ -38,6 +42,7 @@ const (
 	RuleBody          = "body"
 	RuleField         = "field"
 	RuleStale         = "stale"
+	RuleCharacter     = "character"
 )
 
 // Problem is one finding about one file or folder.
@@ -48,12 +53,30 @@ type Problem struct {
 	Message  string   `json:"message"`
 }
 
-// String renders p as `path: rule: message`, marking warnings.
+// String renders p as `path: rule: message`, marking warnings. A path or
+// message holding anything unprintable (a newline, an escape sequence, a
+// bidirectional control, bytes that are not UTF-8) is printed quoted, Go
+// style, so that a file name cannot forge a line of output or restyle a
+// terminal; ordinary text is printed as it is.
 func (p Problem) String() string {
 	if p.Severity == SeverityWarning {
-		return fmt.Sprintf("%s: %s: warning: %s", p.Path, p.Rule, p.Message)
+		return fmt.Sprintf("%s: %s: warning: %s", printable(p.Path), p.Rule, printable(p.Message))
 	}
-	return fmt.Sprintf("%s: %s: %s", p.Path, p.Rule, p.Message)
+	return fmt.Sprintf("%s: %s: %s", printable(p.Path), p.Rule, printable(p.Message))
+}
+
+// printable returns s unchanged when every character of it is printable,
+// else s quoted with strconv.Quote.
+func printable(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s)
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // Errorf returns an error-severity problem.

@@ -31,10 +31,15 @@ var skillKeys = map[string]bool{
 	"metadata": true, "allowed-tools": true, "version": true,
 }
 
+// skillOwnLength are the keys whose length rules of their own replace
+// max_value_chars.
+var skillOwnLength = map[string]bool{"name": true, "description": true, "compatibility": true, "version": true}
+
 // ParseSkill validates the SKILL.md bytes data found at path, for a skill
-// whose folder is named folder. It returns the parsed skill and every
-// problem found; the skill is publishable only when no problem is an error.
-func ParseSkill(path, folder string, data []byte) (Skill, []Problem) {
+// whose folder is named folder, within the front matter limits lim. It
+// returns the parsed skill and every problem found; the skill is
+// publishable only when no problem is an error.
+func ParseSkill(path, folder string, data []byte, lim Limits) (Skill, []Problem) {
 	var s Skill
 	var ps []Problem
 	errf := func(rule, format string, args ...any) { ps = append(ps, Errorf(path, rule, format, args...)) }
@@ -48,9 +53,9 @@ func ParseSkill(path, folder string, data []byte) (Skill, []Problem) {
 		errf(RuleFrontmatter, "SKILL.md must start with a `---` line opening a YAML front matter block")
 		return s, ps
 	}
-	fields, _, err := parseFrontmatter(text)
+	fields, body, err := parseFrontmatter(text, lim)
 	if err != nil {
-		errf(RuleFrontmatter, "%s", err)
+		ps = append(ps, frontmatterProblem(path, err))
 		return s, ps
 	}
 
@@ -59,9 +64,9 @@ func ParseSkill(path, folder string, data []byte) (Skill, []Problem) {
 	for _, f := range fields {
 		switch f.key {
 		case "name":
-			s.Name, _ = scalar(f.value)
+			s.Name = stringField(f, errf)
 		case "description":
-			s.Description, _ = scalar(f.value)
+			s.Description = stringField(f, errf)
 		case "license":
 			if v, ok := scalar(f.value); ok || isNull(f.value) {
 				s.License = v
@@ -97,6 +102,8 @@ func ParseSkill(path, folder string, data []byte) (Skill, []Problem) {
 			ps = append(ps, Warnf(path, RuleUnknownKey, "unknown front matter key %q is ignored; put custom data under metadata", f.key))
 		}
 	}
+	ps = append(ps, valueProblems(path, fields, skillKeys, skillOwnLength, lim)...)
+	ps = append(ps, checkText(path, body, bodyLine(text, body))...)
 
 	switch {
 	case s.Name == "":

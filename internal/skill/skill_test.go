@@ -83,7 +83,7 @@ func TestParseSkill(t *testing.T) {
 			if tt.name == "name at limit" {
 				folder = "y"
 			}
-			s, ps := ParseSkill("skills/demo/SKILL.md", folder, []byte(tt.data))
+			s, ps := ParseSkill("skills/demo/SKILL.md", folder, []byte(tt.data), testLimits)
 			if tt.wantRule == "" {
 				if len(ps) != 0 {
 					t.Fatalf("unexpected problems: %v", ps)
@@ -137,3 +137,6 @@ func TestValidNameAndVersion(t *testing.T) {
 		}
 	}
 }
+
+// testLimits are the configuration's default front matter limits.
+var testLimits = Limits{MaxFrontmatterBytes: 64 << 10, MaxKeys: 64, MaxListItems: 64, MaxValueChars: 1024, MaxTagChars: 128}

@@ -420,7 +420,7 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			a, ps := skill.ParseAgent(d.URL, name, body)
+			a, ps := skill.ParseAgent(d.URL, name, body, skill.Limits{}) // netclaw sets none
 			if skill.HasError(ps) || a.Name != name {
 				return fmt.Errorf("agent file rejected: %v", ps)
 			}
