@@ -91,6 +91,8 @@ func TestRejects(t *testing.T) {
 		{"bad log level", nil, map[string]string{"SKILLSERVER_LOG_LEVEL": "loud"}, "", "log_level"},
 		{"bad int env", nil, map[string]string{"SKILLSERVER_MAX_FILES": "many"}, "", "max_files"},
 		{"negative limit", []string{"--max-files", "-1"}, nil, "", "max_files"},
+		{"max wait under the debounce", []string{"--watch-debounce", "3s"}, nil, "", "watch_max_wait 2s: must be at least watch_debounce"},
+		{"negative reload timeout", []string{"--reload-timeout", "-1s"}, nil, "", "reload_timeout"},
 		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
 	}
 	for _, tt := range tests {

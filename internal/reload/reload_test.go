@@ -44,8 +44,8 @@ func (r *recorder) Update(_ context.Context, c catalog.Changes) (*catalog.Snapsh
 func watch(t *testing.T, roots Roots) *recorder {
 	t.Helper()
 	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
-	w, err := NewWatcher(roots, 20*time.Millisecond, r, slog.New(slog.DiscardHandler))
+	r := New(rec, slog.New(slog.DiscardHandler), Options{})
+	w, err := NewWatcher(roots, WatchTiming{Debounce: 20 * time.Millisecond, MaxWait: time.Second}, r, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.
 
 func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
+	r := New(rec, slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go r.Run(ctx)
@@ -113,7 +113,7 @@ func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 
 func TestWaitNeedsAReloadThatStartedAfterTheRequest(t *testing.T) {
 	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
+	r := New(rec, slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go r.Run(ctx)
