@@ -2,9 +2,11 @@ package reload
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +45,13 @@ func (r *recorder) Update(_ context.Context, c catalog.Changes) (*catalog.Snapsh
 // records; both stop when the test ends.
 func watch(t *testing.T, roots Roots) *recorder {
 	t.Helper()
+	rec, _ := watcher(t, roots)
+	return rec
+}
+
+// watcher is watch, returning the Watcher too.
+func watcher(t *testing.T, roots Roots) (*recorder, *Watcher) {
+	t.Helper()
 	rec := newRecorder()
 	r := New(rec, slog.New(slog.DiscardHandler), Options{})
 	w, err := NewWatcher(roots, WatchTiming{Debounce: 20 * time.Millisecond, MaxWait: time.Second}, r, slog.New(slog.DiscardHandler))
@@ -53,7 +62,7 @@ func watch(t *testing.T, roots Roots) *recorder {
 	t.Cleanup(cancel)
 	go w.Run(ctx)
 	go r.Run(ctx)
-	return rec
+	return rec, w
 }
 
 // next waits for the next reload, lets it finish and returns what it
@@ -228,11 +237,15 @@ func TestWatcherSkipsVersionControlMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec := watch(t, Roots{Skills: skills})
+	rec, w := watcher(t, Roots{Skills: skills})
+	for _, p := range w.fsw.WatchList() {
+		if strings.Contains(p, string(filepath.Separator)+".git") {
+			t.Errorf("%s is watched", p)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(skills, ".git", "index"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // ten debounce periods: a reload would have been asked for
 	if err := os.WriteFile(filepath.Join(skills, "real", "SKILL.md"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -245,4 +258,63 @@ func TestWatcherSkipsVersionControlMetadata(t *testing.T) {
 	if c := rec.next(t); c == nil || len(c.Skills) != 0 || len(c.Agents) != 0 {
 		t.Errorf("reload for a write in a hidden folder: %+v, want an update naming no entry", c)
 	}
+}
+
+// TestWatcherResumesOnARecreatedRoot: `rm -rf skills && cp -r new skills`
+// deletes every watched folder. The folder holding the root is watched,
+// so the new root is watched as soon as it appears.
+func TestWatcherResumesOnARecreatedRoot(t *testing.T) {
+	skills := filepath.Join(t.TempDir(), "skills")
+	if err := os.MkdirAll(filepath.Join(skills, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := watch(t, Roots{Skills: skills})
+	if err := os.RemoveAll(skills); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.next(t); c != nil {
+		t.Fatalf("deleting the root asked for %+v, want a full rescan", c)
+	}
+	if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expectWatched(t, rec, filepath.Join(skills, "fresh"))
+}
+
+// expectWatched writes files into dir until a reload names dir's entry.
+// A write before the watch of dir is set misses; the full rescan asked
+// for when the watch was set comes next, so the next write is seen. When
+// dir is not watched at all, no reload comes and rec.next fails.
+func expectWatched(t *testing.T, rec *recorder, dir string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.md", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c := rec.next(t); c != nil && c.Skills[filepath.Base(dir)] {
+			return
+		}
+	}
+}
+
+// TestRewatchResumesALostRoot: when the folder holding the root goes too,
+// nothing is left to watch; SIGHUP (Rewatch) resolves the roots again.
+func TestRewatchResumesALostRoot(t *testing.T) {
+	holder := filepath.Join(t.TempDir(), "holder")
+	skills := filepath.Join(holder, "skills")
+	if err := os.MkdirAll(filepath.Join(skills, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, w := watcher(t, Roots{Skills: skills})
+	if err := os.RemoveAll(holder); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.next(t); c != nil {
+		t.Fatalf("deleting the root asked for %+v, want a full rescan", c)
+	}
+	if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.Rewatch(t.Context())
+	expectWatched(t, rec, filepath.Join(skills, "fresh"))
 }

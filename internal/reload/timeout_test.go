@@ -46,8 +46,12 @@ type countingObserver struct {
 	abandoned  int
 }
 
-func (o *countingObserver) ObserveReloadsInProgress(n int) { o.mu.Lock(); o.inProgress = n; o.mu.Unlock() }
-func (o *countingObserver) ObserveReloadAbandoned()        { o.mu.Lock(); o.abandoned++; o.mu.Unlock() }
+func (o *countingObserver) ObserveReloadsInProgress(n int) {
+	o.mu.Lock()
+	o.inProgress = n
+	o.mu.Unlock()
+}
+func (o *countingObserver) ObserveReloadAbandoned() { o.mu.Lock(); o.abandoned++; o.mu.Unlock() }
 func (o *countingObserver) get() (inProgress, abandoned int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -127,16 +127,17 @@ func (w *Watcher) resolve() error {
 			return err
 		}
 		real, err := filepath.EvalSymlinks(p.in)
+		var info os.FileInfo
+		if err == nil {
+			info, err = os.Stat(real)
+		}
 		if err != nil {
+			*p.watched = nil // gone: watch it anew once it is back
 			return fmt.Errorf("watch %s: %w", p.in, err)
 		}
 		abs, err := filepath.Abs(real)
 		if err != nil {
 			return err
-		}
-		info, err := os.Stat(abs)
-		if err != nil {
-			return fmt.Errorf("watch %s: %w", p.in, err)
 		}
 		w.watchParent(abs)
 		if abs == *p.out && *p.watched != nil && os.SameFile(*p.watched, info) {
@@ -351,6 +352,9 @@ const (
 func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) eventKind {
 	dir := filepath.Dir(ev.Name)
 	if w.isRoot(ev.Name) {
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			w.forget(ev.Name) // its watches are gone; a new one may get the same inode
+		}
 		return eventUnattributed // the root itself: created, deleted, renamed or linked anew
 	}
 	if w.linkDirs[dir] && !w.underRoot(ev.Name) {
@@ -390,6 +394,16 @@ func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) eventKind {
 		return eventNoted
 	}
 	return eventNoted
+}
+
+// forget marks the root at p as not watched, so resolve watches it anew.
+func (w *Watcher) forget(p string) {
+	if p == w.abs.Skills || p == w.roots.Skills {
+		w.watched.Skills = nil
+	}
+	if p == w.abs.Agents || p == w.roots.Agents {
+		w.watched.Agents = nil
+	}
 }
 
 // isRoot reports whether p is a root, as configured or as resolved.
