@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -317,4 +318,40 @@ func TestRewatchResumesALostRoot(t *testing.T) {
 	}
 	w.Rewatch(t.Context())
 	expectWatched(t, rec, filepath.Join(skills, "fresh"))
+}
+
+// TestWatcherDropsTheParentOfAReplacedCheckout: with git-sync's layout
+// (current -> a checkout holding skills/), the folder holding the root is
+// the checkout; after a flip the old checkout's folder is watched no more,
+// so flips do not pile up watches.
+func TestWatcherDropsTheParentOfAReplacedCheckout(t *testing.T) {
+	base := t.TempDir()
+	one, two := filepath.Join(base, "one"), filepath.Join(base, "two")
+	for _, d := range []string{filepath.Join(one, "skills", "x"), filepath.Join(two, "skills", "y")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "current")
+	if err := os.Symlink(one, link); err != nil {
+		t.Fatal(err)
+	}
+	rec, w := watcher(t, Roots{Skills: filepath.Join(link, "skills")})
+	if !slices.Contains(w.fsw.WatchList(), one) {
+		t.Fatalf("%s, holding the root, is not watched: %v", one, w.fsw.WatchList())
+	}
+	tmp := filepath.Join(base, "tmp-link")
+	if err := os.Symlink(two, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.next(t); c != nil {
+		t.Fatalf("flipping the link asked for %+v, want a full rescan", c)
+	}
+	watched := w.fsw.WatchList()
+	if slices.Contains(watched, one) || !slices.Contains(watched, two) {
+		t.Errorf("after the flip, watched %v: want %s and not %s", watched, two, one)
+	}
 }

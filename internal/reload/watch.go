@@ -43,8 +43,9 @@ type Watcher struct {
 	// linkDirs hold a symlink on the way to a root (git-sync's "current");
 	// they are watched, not recursively, so a flip of the link is seen.
 	linkDirs map[string]bool
-	// parents hold a root; they are watched, not recursively, for events
-	// naming the root itself. Other events there are not ours.
+	// parents hold a root (as resolved); they are watched, not
+	// recursively, for events naming the root itself. Other events there
+	// are not ours.
 	parents map[string]bool
 	// watched are the folders the trees of abs were watched at; a root
 	// created again at the same path is another folder.
@@ -115,6 +116,7 @@ func (w *Watcher) Rewatch(ctx context.Context) {
 // and follows the link to the new one. A root deleted and created again at
 // the same path is watched anew.
 func (w *Watcher) resolve() error {
+	defer w.watchParents()
 	for _, p := range []struct {
 		in      string
 		out     *string
@@ -139,7 +141,6 @@ func (w *Watcher) resolve() error {
 		if err != nil {
 			return err
 		}
-		w.watchParent(abs)
 		if abs == *p.out && *p.watched != nil && os.SameFile(*p.watched, info) {
 			continue
 		}
@@ -152,19 +153,35 @@ func (w *Watcher) resolve() error {
 	return nil
 }
 
-// watchParent watches the folder holding root, so deleting and creating
-// the root are events. Without it (an unreadable parent) the watch of a
-// re-created root resumes only with Rewatch.
-func (w *Watcher) watchParent(root string) {
-	dir := filepath.Dir(root)
-	if dir == root || w.parents[dir] {
-		return
+// watchParents watches the folders holding the roots, so deleting and
+// creating a root are events, and stops watching those that no longer hold
+// one (a checkout git-sync replaced). Without it (an unreadable parent) the
+// watch of a re-created root resumes only with Rewatch.
+func (w *Watcher) watchParents() {
+	want := map[string]bool{}
+	for _, root := range []string{w.abs.Skills, w.abs.Agents} {
+		if dir := filepath.Dir(root); root != "" && dir != root {
+			want[dir] = true
+		}
 	}
-	if err := w.fsw.Add(dir); err != nil {
-		w.log.Warn("cannot watch the folder holding a root; if the root is deleted and created again, SIGHUP resumes its watch", "path", dir, "error", err)
-		return
+	for dir := range w.parents {
+		if !want[dir] {
+			delete(w.parents, dir)
+			if !w.linkDirs[dir] && !w.underRoot(dir) {
+				_ = w.fsw.Remove(dir) // gone already when the checkout was deleted
+			}
+		}
 	}
-	w.parents[dir] = true
+	for dir := range want {
+		if w.parents[dir] {
+			continue
+		}
+		if err := w.fsw.Add(dir); err != nil {
+			w.log.Warn("cannot watch the folder holding a root; if the root is deleted and created again, SIGHUP resumes its watch", "path", dir, "error", err)
+			continue
+		}
+		w.parents[dir] = true
+	}
 }
 
 // rewatchRoots resolves the roots again, saying when a lost one is back.
