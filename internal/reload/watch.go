@@ -114,9 +114,11 @@ func (w *Watcher) Rewatch(ctx context.Context) {
 // root reached through a symlink (git-sync swaps one on every sync) is
 // watched at its target; when that target goes away, resolve runs again
 // and follows the link to the new one. A root deleted and created again at
-// the same path is watched anew.
+// the same path is watched anew. A root that cannot be watched does not
+// keep the other from being resolved.
 func (w *Watcher) resolve() error {
 	defer w.watchParents()
+	var errs []error
 	for _, p := range []struct {
 		in      string
 		out     *string
@@ -126,7 +128,8 @@ func (w *Watcher) resolve() error {
 			continue
 		}
 		if err := w.watchLinkDirs(p.in); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		real, err := filepath.EvalSymlinks(p.in)
 		var info os.FileInfo
@@ -135,22 +138,25 @@ func (w *Watcher) resolve() error {
 		}
 		if err != nil {
 			*p.watched = nil // gone: watch it anew once it is back
-			return fmt.Errorf("watch %s: %w", p.in, err)
+			errs = append(errs, fmt.Errorf("watch %s: %w", p.in, err))
+			continue
 		}
 		abs, err := filepath.Abs(real)
 		if err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		if abs == *p.out && *p.watched != nil && os.SameFile(*p.watched, info) {
 			continue
 		}
 		*p.out, *p.watched = abs, nil
 		if err := w.addTree(abs); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		*p.watched = info
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // watchParents watches the folders holding the roots, so deleting and
