@@ -9,6 +9,15 @@ import (
 	"time"
 )
 
+// oneSkillCatalog returns a catalog that has published a tree of one
+// skill, a, and the tree's root.
+func oneSkillCatalog(t *testing.T) (*Catalog, string) {
+	t.Helper()
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+	return newTestCatalog(t, Source{SkillsDir: root}, Options{}), root
+}
+
 // TestAbandonedReloadNeitherBlocksNorPublishes: a reload stuck in a
 // system call (a hung NFS read) never returns, so it holds the claim on
 // the catalog. A later reload waits for it only until its context is done;
@@ -16,9 +25,7 @@ import (
 // nothing, so reloads never publish out of order.
 func TestAbandonedReloadNeitherBlocksNorPublishes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		root := t.TempDir()
-		writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
-		c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
+		c, root := oneSkillCatalog(t)
 
 		// The stuck reload: claimed, its scan never ends.
 		stuckCtx, abandon := context.WithCancel(t.Context())
@@ -76,9 +83,7 @@ func TestAbandonedReloadNeitherBlocksNorPublishes(t *testing.T) {
 // running one gives up when its own context is done.
 func TestReloadWaitingForARunningOneCanBeCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		root := t.TempDir()
-		writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
-		c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
+		c, _ := oneSkillCatalog(t)
 		running, err := c.claim(t.Context())
 		if err != nil {
 			t.Fatal(err)

@@ -263,23 +263,39 @@ func TestWatcherSkipsVersionControlMetadata(t *testing.T) {
 
 // TestWatcherResumesOnARecreatedRoot: `rm -rf skills && cp -r new skills`
 // deletes every watched folder. The folder holding the root is watched,
-// so the new root is watched as soon as it appears.
+// so the new root is watched as soon as it appears. When that folder goes
+// too, nothing is left to watch; SIGHUP (Rewatch) resolves the roots again.
 func TestWatcherResumesOnARecreatedRoot(t *testing.T) {
-	skills := filepath.Join(t.TempDir(), "skills")
-	if err := os.MkdirAll(filepath.Join(skills, "old"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name    string
+		remove  string // relative to the temporary folder; the root is holder/skills
+		rewatch bool
+	}{
+		{"root", "holder/skills", false},
+		{"folder holding the root, then Rewatch", "holder", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			skills := filepath.Join(base, "holder", "skills")
+			if err := os.MkdirAll(filepath.Join(skills, "old"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rec, w := watcher(t, Roots{Skills: skills})
+			if err := os.RemoveAll(filepath.Join(base, tt.remove)); err != nil {
+				t.Fatal(err)
+			}
+			if c := rec.next(t); c != nil {
+				t.Fatalf("deleting the root asked for %+v, want a full rescan", c)
+			}
+			if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tt.rewatch {
+				w.Rewatch(t.Context())
+			}
+			expectWatched(t, rec, filepath.Join(skills, "fresh"))
+		})
 	}
-	rec := watch(t, Roots{Skills: skills})
-	if err := os.RemoveAll(skills); err != nil {
-		t.Fatal(err)
-	}
-	if c := rec.next(t); c != nil {
-		t.Fatalf("deleting the root asked for %+v, want a full rescan", c)
-	}
-	if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	expectWatched(t, rec, filepath.Join(skills, "fresh"))
 }
 
 // expectWatched writes files into dir until a reload names dir's entry.
@@ -296,28 +312,6 @@ func expectWatched(t *testing.T, rec *recorder, dir string) {
 			return
 		}
 	}
-}
-
-// TestRewatchResumesALostRoot: when the folder holding the root goes too,
-// nothing is left to watch; SIGHUP (Rewatch) resolves the roots again.
-func TestRewatchResumesALostRoot(t *testing.T) {
-	holder := filepath.Join(t.TempDir(), "holder")
-	skills := filepath.Join(holder, "skills")
-	if err := os.MkdirAll(filepath.Join(skills, "old"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rec, w := watcher(t, Roots{Skills: skills})
-	if err := os.RemoveAll(holder); err != nil {
-		t.Fatal(err)
-	}
-	if c := rec.next(t); c != nil {
-		t.Fatalf("deleting the root asked for %+v, want a full rescan", c)
-	}
-	if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	w.Rewatch(t.Context())
-	expectWatched(t, rec, filepath.Join(skills, "fresh"))
 }
 
 // TestWatcherDropsTheParentOfAReplacedCheckout: with git-sync's layout
