@@ -92,7 +92,7 @@ var Keys = []Key{
 	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
 	{Name: "watch_max_wait", Flag: "watch-max-wait", Default: 2 * time.Second, Help: "longest a file event waits for its reload while events keep coming (a file rewritten every 100ms never leaves watch_debounce of quiet); at least watch_debounce"},
 	{Name: "reload_timeout", Flag: "reload-timeout", Default: 2 * time.Minute, Help: "abandon a reload that runs longer (a read stuck on a hung NFS or FUSE mount): it is logged and counted, the previous snapshot keeps serving and the next trigger starts a new reload; 0 disables. The first scan is not bounded"},
-	{Name: "reload_max_abandoned", Flag: "reload-max-abandoned", Default: 4, Help: "most abandoned reloads that may still be blocked (each holds a thread) before no new reload starts until one returns; 0: no bound"},
+	{Name: "reload_max_abandoned", Flag: "reload-max-abandoned", Default: 4, Help: "most abandoned reloads that may still be blocked (each holds a thread and the snapshot it started from) before no new reload starts until one returns; 0: no bound"},
 	{Name: "rescan_interval", Flag: "rescan-interval", Default: time.Duration(0), Help: "also rescan everything this often, for filesystems without inotify (NFS, some volume mounts); 0 disables"},
 	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
