@@ -43,8 +43,8 @@ type Options struct {
 	// reload. 0 never abandons one.
 	Timeout time.Duration
 	// MaxAbandoned is how many abandoned reloads may still be blocked,
-	// each holding a thread in a system call and its snapshot, before no new reload
-	// starts (ErrTooManyAbandoned); 0 means no bound.
+	// each holding a thread in a system call and a snapshot, before no
+	// new reload starts (ErrTooManyAbandoned); 0 means no bound.
 	MaxAbandoned int
 	// Observer, if set, is told about reloads in progress and abandoned.
 	Observer Observer
