@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -255,5 +257,111 @@ func TestWatchFollowsLinks(t *testing.T) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// waitForSkill polls until name is published or 20s have passed.
+func waitForSkill(t *testing.T, ts *testServer, name, why string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if r, _ := ts.get(t, "/api/v1/skills/"+name); r.StatusCode == http.StatusOK {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: skill %s not published in 20s", why, name)
+}
+
+// TestWatchSurvivesARecreatedRoot: `rm -rf skills && cp -r new skills`
+// replaces every watched folder; the watch must follow on its own.
+func TestWatchSurvivesARecreatedRoot(t *testing.T) {
+	skills := filepath.Join(t.TempDir(), "skills")
+	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), skillDoc("before", ""))
+	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
+	fresh := fixture.CopyTree(t, "../../testdata/skills")
+	mustWrite(t, filepath.Join(fresh, "recreated", "SKILL.md"), skillDoc("recreated", ""))
+	if err := os.RemoveAll(skills); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(fresh, skills); err != nil {
+		t.Fatal(err)
+	}
+	waitForSkill(t, ts, "recreated", "after the root was re-created")
+	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), skillDoc("later", ""))
+	waitForSkill(t, ts, "later", "a skill added to the re-created root")
+}
+
+// TestSIGHUPResumesTheWatch: when the folder holding the root is deleted
+// too, nothing is left to watch; SIGHUP reloads and resumes the watch.
+func TestSIGHUPResumesTheWatch(t *testing.T) {
+	holder := filepath.Join(t.TempDir(), "holder")
+	skills := filepath.Join(holder, "skills")
+	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), skillDoc("before", ""))
+	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
+	if err := os.RemoveAll(holder); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(skills, "after-hup", "SKILL.md"), skillDoc("after-hup", ""))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitForSkill(t, ts, "after-hup", "SIGHUP after the root came back")
+	mustWrite(t, filepath.Join(skills, "watched-again", "SKILL.md"), skillDoc("watched-again", ""))
+	waitForSkill(t, ts, "watched-again", "a skill added after SIGHUP, with the watch alone")
+}
+
+// TestWatchPublishesUnderChurn: a file rewritten every 60ms never leaves
+// the tree quiet for watch_debounce; watch_max_wait (default 2s) still
+// publishes a new skill while the churn goes on.
+func TestWatchPublishesUnderChurn(t *testing.T) {
+	skills := fixture.CopyTree(t, "../../testdata/skills")
+	ts := startServer(t, "--skills", skills)
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(60 * time.Millisecond)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			if err := os.WriteFile(filepath.Join(skills, ".cache"), []byte(fmt.Sprint(i)), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			select {
+			case <-tick.C:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-stopped }()
+	mustWrite(t, filepath.Join(skills, "churned", "SKILL.md"), skillDoc("churned", ""))
+	start := time.Now()
+	waitForSkill(t, ts, "churned", "a new skill while a file is rewritten every 60ms")
+	t.Logf("published %s after it was written, under churn", time.Since(start).Round(10*time.Millisecond))
+}
+
+// TestReloadWatchdogMetrics: the series the stuck-reload alert uses exist
+// from the start, and the first scan counts as a successful reload.
+func TestReloadWatchdogMetrics(t *testing.T) {
+	skills, agents := exampleTree(t)
+	before := time.Now().Unix()
+	ts := startServer(t, "--skills", skills, "--agents", agents)
+	_, body := ts.get(t, "/metrics")
+	for _, want := range []string{"skillserver_reloads_in_progress 0\n", "skillserver_reload_abandoned_total 0\n"} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	m := regexp.MustCompile(`(?m)^skillserver_reload_last_success_timestamp_seconds (\S+)$`).FindSubmatch(body)
+	if m == nil {
+		t.Fatal("/metrics lacks skillserver_reload_last_success_timestamp_seconds")
+	}
+	last, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last < float64(before) || last > float64(time.Now().Unix()+1) {
+		t.Errorf("last successful reload at %v, want the first scan's time, after %d", last, before)
 	}
 }

@@ -176,7 +176,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	m := metrics.New(metrics.Build{Version: version, Commit: commit, GoVersion: runtime.Version()})
 	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes, OnReload: m.ObserveReload})
-	reloader := reload.New(cat, log)
+	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
 		BaseURL:         cfg.BaseURL,
 		TrustProxy:      cfg.TrustProxy,
@@ -229,15 +229,37 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 
 	// Watch before the first scan, so no change between the scan and the
 	// watch is missed.
+	var watcher *reload.Watcher
 	if cfg.Watch && (src.SkillsDir != "" || src.AgentsDir != "") {
-		w, err := reload.NewWatcher(reload.Roots{Skills: src.SkillsDir, Agents: src.AgentsDir}, cfg.WatchDebounce, reloader, log)
+		w, err := reload.NewWatcher(reload.Roots{Skills: src.SkillsDir, Agents: src.AgentsDir}, reload.WatchTiming{Debounce: cfg.WatchDebounce, MaxWait: cfg.WatchMaxWait}, reloader, log)
 		if err != nil {
 			log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err)
 		} else {
+			watcher = w
 			go w.Run(runCtx)
 		}
 	}
-	if _, err := cat.Reload(ctx); err != nil {
+	// A full rescan trigger also resumes the watch of a root that was gone.
+	fullRescan := func() {
+		if watcher != nil {
+			watcher.Rewatch(ctx)
+		}
+		reloader.Request(nil)
+	}
+	// The first scan is not abandoned at reload_timeout (there is no
+	// snapshot to keep serving, and a first scan reads every file), but
+	// it says when it overruns.
+	var overrun *time.Timer
+	if cfg.ReloadTimeout > 0 {
+		overrun = time.AfterFunc(cfg.ReloadTimeout, func() {
+			log.Warn("the first scan is still running after reload_timeout; /readyz answers 503 until it finishes", "timeout", cfg.ReloadTimeout)
+		})
+	}
+	_, err = cat.Reload(ctx)
+	if overrun != nil {
+		overrun.Stop()
+	}
+	if err != nil {
 		shutdown(httpServer, cfg.ShutdownTimeout, log)
 		return fmt.Errorf("initial scan: %w", err)
 	}
@@ -253,9 +275,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	for {
 		select {
 		case <-hup:
-			reloader.Request(nil)
+			fullRescan()
 		case <-rescan:
-			reloader.Request(nil)
+			fullRescan()
 		case err := <-serveErr:
 			return fmt.Errorf("serve: %w", err)
 		case <-ctx.Done():

@@ -8,6 +8,8 @@ package catalog
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -51,12 +53,32 @@ type Catalog struct {
 	log  *slog.Logger
 	opts Options
 
-	reloadMu sync.Mutex // one scan at a time
-	gen      uint64     // guarded by reloadMu
-	cache    *scanCache // guarded by reloadMu
-	cur      atomic.Pointer[Snapshot]
-	retain   *retention
+	// mu guards the start and the end of a reload, never its scan, so a
+	// scan stuck in a system call (a hung network file system) holds
+	// nothing a later reload needs once its context is done.
+	mu      sync.Mutex
+	running *attempt   // the one reload that may publish; nil when none runs
+	gen     uint64     // generation of the published snapshot
+	cache   *scanCache // lent to the running reload
+	cur     atomic.Pointer[Snapshot]
+	retain  *retention
 }
+
+// attempt is one reload in progress. Reloads run one at a time; one whose
+// context is done (cancelled, or given up on by internal/reload's
+// watchdog) is abandoned as soon as another starts: that one takes over
+// and the abandoned one, should it ever return, publishes nothing.
+type attempt struct {
+	ctx   context.Context
+	done  chan struct{} // closed when the reload has returned
+	prev  *Snapshot     // published when it started
+	gen   uint64        // prev's generation, 0 before the first
+	cache *scanCache
+}
+
+// ErrSuperseded is returned by a reload that was abandoned and replaced by
+// a later one before it returned; it published nothing.
+var ErrSuperseded = errors.New("reload abandoned and superseded by a later one")
 
 // New returns a Catalog for src with no snapshot yet; call Reload.
 func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
@@ -79,7 +101,9 @@ func (c *Catalog) Current() *Snapshot { return c.cur.Load() }
 
 // Reload rescans everything (unchanged files come from the cache) and,
 // when the scan completes, publishes the new snapshot. When it fails the
-// previous snapshot stays published and the error is returned.
+// previous snapshot stays published and the error is returned. It waits
+// for a running reload to return, or to be abandoned: to have its context
+// done, as internal/reload does to a reload that overran its timeout.
 func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
 	return c.reload(ctx, nil)
 }
@@ -112,35 +136,85 @@ func withLinked(changes Changes, prev *Snapshot) Changes {
 }
 
 func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, error) {
-	c.reloadMu.Lock()
-	defer c.reloadMu.Unlock()
+	a, err := c.claim(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer close(a.done)
 	start := time.Now()
-	prev := c.cur.Load()
+	prev := a.prev
 	switch {
 	case prev == nil:
 		changes = nil
 	case changes != nil:
 		ch := withLinked(*changes, prev)
 		if len(ch.Skills) == 0 && len(ch.Agents) == 0 {
-			return prev, nil // nothing to rescan: publishing would only bump the generation
+			// Nothing to rescan: publishing would only bump the generation.
+			return c.finish(a, ReloadResult{Snapshot: prev}, start, false)
 		}
 		changes = &ch
 	}
-	snap, err := build(ctx, buildInput{src: c.src, generation: c.gen + 1, prev: prev, changes: changes, cache: c.cache})
-	res := ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}
-	if err != nil {
-		res.Duration = time.Since(start)
-		res.Retention = c.retain.stats()
-		c.log.Error("reload failed; the previous snapshot stays published", "generation", c.gen, "error", err, "duration", res.Duration)
-		c.report(res)
-		return nil, err
+	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache})
+	return c.finish(a, ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}, start, true)
+}
+
+// claim waits until no reload runs, or the running one is abandoned (its
+// context is done), and makes a new attempt the running one. An abandoned
+// scan may still be writing its scan cache, so the new attempt starts from
+// an empty one.
+func (c *Catalog) claim(ctx context.Context) (*attempt, error) {
+	for {
+		c.mu.Lock()
+		r := c.running
+		if r == nil {
+			a := &attempt{ctx: ctx, done: make(chan struct{}), prev: c.cur.Load(), gen: c.gen, cache: c.cache}
+			c.running = a
+			c.mu.Unlock()
+			return a, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-r.done:
+		case <-r.ctx.Done():
+			c.mu.Lock()
+			if c.running == r {
+				c.running, c.cache = nil, newScanCache()
+			}
+			c.mu.Unlock()
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: waiting for the running reload: %w", ErrScanFailed, ctx.Err())
+		}
 	}
+}
+
+// finish ends attempt a: unless a later reload took over, it publishes
+// res.Snapshot (when publish is set and the scan succeeded), logs and
+// reports. Holding mu keeps publications, logs and reports in order.
+func (c *Catalog) finish(a *attempt, res ReloadResult, start time.Time, publish bool) (*Snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res.Duration = time.Since(start)
+	if c.running != a {
+		c.log.Warn("an abandoned reload returned after a later one took over; its result is dropped", "error", res.Err, "duration", res.Duration)
+		return nil, ErrSuperseded
+	}
+	c.running = nil
+	if !publish {
+		return res.Snapshot, nil
+	}
+	if res.Err != nil {
+		res.Snapshot = nil
+		res.Retention = c.retain.stats()
+		c.log.Error("reload failed; the previous snapshot stays published", "generation", c.gen, "error", res.Err, "duration", res.Duration)
+		c.report(res)
+		return nil, res.Err
+	}
+	snap := res.Snapshot
 	c.gen = snap.Generation
 	c.cur.Store(snap)
-	c.retain.retire(prev, snap, c.opts.Now())
-	res.Duration = time.Since(start)
+	c.retain.retire(a.prev, snap, c.opts.Now())
 	res.Retention = c.retain.stats()
-	c.logReload(prev, res)
+	c.logReload(a.prev, res)
 	c.report(res)
 	return snap, nil
 }

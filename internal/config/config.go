@@ -47,6 +47,9 @@ type Config struct {
 	ServerDesc      string        `mapstructure:"server_description"`
 	Watch           bool          `mapstructure:"watch"`
 	WatchDebounce   time.Duration `mapstructure:"watch_debounce"`
+	WatchMaxWait    time.Duration `mapstructure:"watch_max_wait"`
+	ReloadTimeout   time.Duration `mapstructure:"reload_timeout"`
+	ReloadAbandoned int           `mapstructure:"reload_max_abandoned"`
 	RescanInterval  time.Duration `mapstructure:"rescan_interval"`
 	AdminToken      string        `mapstructure:"admin_token"`
 	Retention       time.Duration `mapstructure:"retention"`
@@ -99,6 +102,9 @@ var Keys = []Key{
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
 	{Name: "watch", Flag: "watch", Default: true, Help: "reload when files under the roots change (recursive inotify watch, debounced)"},
 	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
+	{Name: "watch_max_wait", Flag: "watch-max-wait", Default: 2 * time.Second, Help: "longest a file event waits for its reload while events keep coming (a file rewritten every 100ms never leaves watch_debounce of quiet); at least watch_debounce"},
+	{Name: "reload_timeout", Flag: "reload-timeout", Default: 2 * time.Minute, Help: "abandon a reload that runs longer (a read stuck on a hung NFS or FUSE mount): it is logged and counted, the previous snapshot keeps serving and the next trigger starts a new reload; 0 disables. The first scan is not bounded"},
+	{Name: "reload_max_abandoned", Flag: "reload-max-abandoned", Default: 4, Help: "most abandoned reloads that may still be blocked (each holds a thread and the snapshot it started from) before no new reload starts until one returns; 0: no bound"},
 	{Name: "rescan_interval", Flag: "rescan-interval", Default: time.Duration(0), Help: "also rescan everything this often, for filesystems without inotify (NFS, some volume mounts); 0 disables"},
 	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
@@ -255,6 +261,12 @@ func (c *Config) validate() error {
 	}
 	if c.WatchDebounce <= 0 {
 		errs = append(errs, fmt.Errorf("watch_debounce %s: must be positive", c.WatchDebounce))
+	}
+	if c.WatchMaxWait < c.WatchDebounce {
+		errs = append(errs, fmt.Errorf("watch_max_wait %s: must be at least watch_debounce (%s)", c.WatchMaxWait, c.WatchDebounce))
+	}
+	if c.ReloadTimeout < 0 || c.ReloadAbandoned < 0 {
+		errs = append(errs, errors.New("reload_timeout and reload_max_abandoned must not be negative (0 disables)"))
 	}
 	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 {
 		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes and shutdown_delay must not be negative"))

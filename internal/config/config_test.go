@@ -95,6 +95,8 @@ func TestRejects(t *testing.T) {
 		{"bad int env", nil, map[string]string{"SKILLSERVER_MAX_FILES": "many"}, "", "max_files"},
 		{"negative limit", []string{"--max-files", "-1"}, nil, "", "max_files"},
 		{"negative front matter limit", nil, map[string]string{"SKILLSERVER_MAX_TAG_CHARS": "-1"}, "", "max_tag_chars"},
+		{"max wait under the debounce", []string{"--watch-debounce", "3s"}, nil, "", "watch_max_wait 2s: must be at least watch_debounce"},
+		{"negative reload timeout", []string{"--reload-timeout", "-1s"}, nil, "", "reload_timeout"},
 		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
 	}
 	for _, tt := range tests {

@@ -26,22 +26,25 @@ const namespace = "skillserver"
 type Metrics struct {
 	reg *prometheus.Registry
 
-	httpRequests  *prometheus.CounterVec
-	httpDuration  *prometheus.HistogramVec
-	httpPanics    prometheus.Counter
-	reloads       *prometheus.CounterVec
-	reloadSeconds prometheus.Histogram
-	generation    prometheus.Gauge
-	skills        prometheus.Gauge
-	agents        prometheus.Gauge
-	versions      *prometheus.GaugeVec
-	bytes         prometheus.Gauge
-	content       *prometheus.GaugeVec
-	problems      *prometheus.GaugeVec
-	retainedBytes prometheus.Gauge
-	retainedItems prometheus.Gauge
-	retainEvicted prometheus.Counter
-	evictedSeen   int64 // retention's cumulative count at the last reload
+	httpRequests    *prometheus.CounterVec
+	httpDuration    *prometheus.HistogramVec
+	httpPanics      prometheus.Counter
+	reloads         *prometheus.CounterVec
+	reloadSeconds   prometheus.Histogram
+	reloadLastOK    prometheus.Gauge
+	reloadsRunning  prometheus.Gauge
+	reloadAbandoned prometheus.Counter
+	generation      prometheus.Gauge
+	skills          prometheus.Gauge
+	agents          prometheus.Gauge
+	versions        *prometheus.GaugeVec
+	bytes           prometheus.Gauge
+	content         *prometheus.GaugeVec
+	problems        *prometheus.GaugeVec
+	retainedBytes   prometheus.Gauge
+	retainedItems   prometheus.Gauge
+	retainEvicted   prometheus.Counter
+	evictedSeen     int64 // retention's cumulative count at the last reload
 }
 
 // Build labels skillserver_build_info.
@@ -77,6 +80,18 @@ func New(b Build) *Metrics {
 			Namespace: namespace, Name: "reload_duration_seconds",
 			Help:    "Time to scan the tree and publish a snapshot.",
 			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+		}),
+		reloadLastOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "reload_last_success_timestamp_seconds",
+			Help: "Unix time the last successful reload published its snapshot (0 before the first).",
+		}),
+		reloadsRunning: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "reloads_in_progress",
+			Help: "Reloads started and not yet returned, abandoned ones still blocked included; 0 or 1 when healthy.",
+		}),
+		reloadAbandoned: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "reload_abandoned_total",
+			Help: "Reloads abandoned after running longer than reload_timeout; the previous snapshot kept serving.",
 		}),
 		generation: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "snapshot_generation",
@@ -122,6 +137,9 @@ func New(b Build) *Metrics {
 	f(m.httpPanics)
 	f(m.reloads)
 	f(m.reloadSeconds)
+	f(m.reloadLastOK)
+	f(m.reloadsRunning)
+	f(m.reloadAbandoned)
 	f(m.generation)
 	f(m.skills)
 	f(m.agents)
@@ -186,6 +204,7 @@ func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 		return
 	}
 	m.reloads.WithLabelValues("success").Inc()
+	m.reloadLastOK.SetToCurrentTime()
 	s := res.Snapshot
 	m.generation.Set(float64(s.Generation))
 	m.skills.Set(float64(len(s.Skills)))
@@ -199,3 +218,10 @@ func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 	m.problems.WithLabelValues(string(skill.SeverityError)).Set(float64(errs))
 	m.problems.WithLabelValues(string(skill.SeverityWarning)).Set(float64(len(s.Problems) - errs))
 }
+
+// ObserveReloadsInProgress records how many reloads have started and not
+// returned (internal/reload).
+func (m *Metrics) ObserveReloadsInProgress(n int) { m.reloadsRunning.Set(float64(n)) }
+
+// ObserveReloadAbandoned records a reload given up on at reload_timeout.
+func (m *Metrics) ObserveReloadAbandoned() { m.reloadAbandoned.Inc() }

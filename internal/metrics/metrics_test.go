@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/httpapi"
 )
 
@@ -78,5 +79,31 @@ func TestLintClean(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestReloadWatchdogMetrics(t *testing.T) {
+	m := New(Build{})
+	if got := testutil.ToFloat64(m.reloadLastOK); got != 0 {
+		t.Errorf("last success before any reload = %v, want 0", got)
+	}
+	before := float64(time.Now().UnixNano()) / 1e9
+	m.ObserveReload(catalog.ReloadResult{Snapshot: &catalog.Snapshot{Generation: 1, Store: content.NewBuilder().Store()}})
+	after := float64(time.Now().UnixNano()) / 1e9
+	if got := testutil.ToFloat64(m.reloadLastOK); got < before || got > after {
+		t.Errorf("last success = %v, want between %v and %v", got, before, after)
+	}
+	ok := testutil.ToFloat64(m.reloadLastOK)
+	m.ObserveReload(catalog.ReloadResult{Err: errors.New("root gone")})
+	if got := testutil.ToFloat64(m.reloadLastOK); got != ok {
+		t.Errorf("a failed reload moved the last success to %v", got)
+	}
+	m.ObserveReloadsInProgress(2)
+	m.ObserveReloadAbandoned()
+	if got := testutil.ToFloat64(m.reloadsRunning); got != 2 {
+		t.Errorf("in progress = %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(m.reloadAbandoned); got != 1 {
+		t.Errorf("abandoned = %v, want 1", got)
 	}
 }

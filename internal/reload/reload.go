@@ -9,41 +9,86 @@ package reload
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
+	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 )
 
-// Target is what gets reloaded (catalog.Catalog).
+// Target is what gets reloaded (catalog.Catalog). A reload whose context
+// is done must not keep a later one waiting (catalog.Catalog does not).
 type Target interface {
 	Reload(ctx context.Context) (*catalog.Snapshot, error)
 	Update(ctx context.Context, changes catalog.Changes) (*catalog.Snapshot, error)
 }
+
+// Observer is told how reloads fare, for metrics (internal/metrics).
+type Observer interface {
+	// ObserveReloadsInProgress reports how many reloads have started and
+	// not returned, abandoned ones included.
+	ObserveReloadsInProgress(n int)
+	// ObserveReloadAbandoned reports a reload given up on at the timeout.
+	ObserveReloadAbandoned()
+}
+
+// Options tune a Reloader.
+type Options struct {
+	// Timeout abandons a reload that runs longer (a read blocked on a
+	// hung network file system): its waiters get ErrTimeout, the previous
+	// snapshot stays published, and the next request starts a new
+	// reload. 0 never abandons one.
+	Timeout time.Duration
+	// MaxAbandoned is how many abandoned reloads may still be blocked,
+	// each holding a thread in a system call and a snapshot, before no
+	// new reload starts (ErrTooManyAbandoned); 0 means no bound.
+	MaxAbandoned int
+	// Observer, if set, is told about reloads in progress and abandoned.
+	Observer Observer
+}
+
+// ErrTimeout is the error of a reload abandoned after Options.Timeout.
+var ErrTimeout = errors.New("reload timed out and was abandoned")
+
+// ErrTooManyAbandoned is the error of a reload not started because
+// Options.MaxAbandoned abandoned reloads are still blocked.
+var ErrTooManyAbandoned = errors.New("reload not started: too many abandoned reloads are still blocked")
 
 // Reloader serializes and coalesces reload requests: requests that arrive
 // while a reload runs become exactly one more reload.
 type Reloader struct {
 	target Target
 	log    *slog.Logger
+	opts   Options
 	wake   chan struct{}
 
-	mu        sync.Mutex
-	requested uint64 // tickets handed out
-	completed uint64 // every ticket up to this one is covered by a finished reload
-	full      bool   // a pending request wants everything rescanned
-	changes   catalog.Changes
-	lastSnap  *catalog.Snapshot
-	lastErr   error
-	done      chan struct{} // closed when a reload finishes, then replaced
+	mu         sync.Mutex
+	requested  uint64 // tickets handed out
+	completed  uint64 // every ticket up to this one is covered by a finished reload
+	full       bool   // a pending request wants everything rescanned
+	changes    catalog.Changes
+	lastSnap   *catalog.Snapshot
+	lastErr    error
+	done       chan struct{} // closed when a reload finishes, then replaced
+	inProgress int           // reloads started and not returned, abandoned ones included
 }
 
 // New returns a Reloader for target; call Run to start it.
-func New(target Target, log *slog.Logger) *Reloader {
-	return &Reloader{target: target, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}),
+func New(target Target, log *slog.Logger, opts Options) *Reloader {
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	return &Reloader{target: target, log: log, opts: opts, wake: make(chan struct{}, 1), done: make(chan struct{}),
 		changes: emptyChanges()}
 }
+
+type nopObserver struct{}
+
+func (nopObserver) ObserveReloadsInProgress(int) {}
+func (nopObserver) ObserveReloadAbandoned()      {}
 
 func emptyChanges() catalog.Changes {
 	return catalog.Changes{Skills: map[string]bool{}, Agents: map[string]bool{}}
@@ -113,13 +158,7 @@ func (r *Reloader) Run(ctx context.Context) {
 		if upTo == r.completedTicket() {
 			continue
 		}
-		var snap *catalog.Snapshot
-		var err error
-		if full {
-			snap, err = r.target.Reload(ctx)
-		} else {
-			snap, err = r.target.Update(ctx, changes)
-		}
+		snap, err := r.attempt(ctx, full, changes)
 		r.mu.Lock()
 		if err != nil {
 			// The changes this reload carried are not live; whatever runs
@@ -138,4 +177,63 @@ func (r *Reloader) completedTicket() uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.completed
+}
+
+type outcome struct {
+	snap *catalog.Snapshot
+	err  error
+}
+
+// attempt runs one reload, and gives up waiting for it after the timeout.
+// The target keeps running an abandoned reload on its own goroutine (a
+// system call cannot be interrupted) until it returns.
+func (r *Reloader) attempt(ctx context.Context, full bool, changes catalog.Changes) (*catalog.Snapshot, error) {
+	r.mu.Lock()
+	blocked := r.inProgress // no reload is awaited now, so every one in progress was abandoned
+	r.mu.Unlock()
+	if r.opts.MaxAbandoned > 0 && blocked >= r.opts.MaxAbandoned {
+		err := fmt.Errorf("%w (%d)", ErrTooManyAbandoned, blocked)
+		r.log.Error("reload not started; the previous snapshot stays published", "error", err, "abandoned", blocked)
+		return nil, err
+	}
+	rctx, cancel := ctx, context.CancelFunc(func() {})
+	if r.opts.Timeout > 0 {
+		rctx, cancel = context.WithTimeout(ctx, r.opts.Timeout)
+	}
+	defer cancel()
+	out := make(chan outcome, 1)
+	r.addInProgress(1)
+	go func() {
+		var o outcome
+		if full {
+			o.snap, o.err = r.target.Reload(rctx)
+		} else {
+			o.snap, o.err = r.target.Update(rctx, changes)
+		}
+		r.addInProgress(-1)
+		out <- o
+	}()
+	select {
+	case o := <-out:
+		return o.snap, o.err
+	case <-rctx.Done():
+	}
+	select {
+	case o := <-out: // it returned as the time ran out
+		return o.snap, o.err
+	default:
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // shutting down
+	}
+	r.opts.Observer.ObserveReloadAbandoned()
+	r.log.Error("reload abandoned after reload_timeout; the previous snapshot stays published", "timeout", r.opts.Timeout, "full", full)
+	return nil, fmt.Errorf("%w after %s", ErrTimeout, r.opts.Timeout)
+}
+
+func (r *Reloader) addInProgress(d int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.inProgress += d
+	r.opts.Observer.ObserveReloadsInProgress(r.inProgress)
 }

@@ -2,9 +2,12 @@ package reload
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,9 +46,16 @@ func (r *recorder) Update(_ context.Context, c catalog.Changes) (*catalog.Snapsh
 // records; both stop when the test ends.
 func watch(t *testing.T, roots Roots) *recorder {
 	t.Helper()
+	rec, _ := watcher(t, roots)
+	return rec
+}
+
+// watcher is watch, returning the Watcher too.
+func watcher(t *testing.T, roots Roots) (*recorder, *Watcher) {
+	t.Helper()
 	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
-	w, err := NewWatcher(roots, 20*time.Millisecond, r, slog.New(slog.DiscardHandler))
+	r := New(rec, slog.New(slog.DiscardHandler), Options{})
+	w, err := NewWatcher(roots, WatchTiming{Debounce: 20 * time.Millisecond, MaxWait: time.Second}, r, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +63,7 @@ func watch(t *testing.T, roots Roots) *recorder {
 	t.Cleanup(cancel)
 	go w.Run(ctx)
 	go r.Run(ctx)
-	return rec
+	return rec, w
 }
 
 // next waits for the next reload, lets it finish and returns what it
@@ -76,7 +86,7 @@ func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.
 
 func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
+	r := New(rec, slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go r.Run(ctx)
@@ -113,7 +123,7 @@ func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 
 func TestWaitNeedsAReloadThatStartedAfterTheRequest(t *testing.T) {
 	rec := newRecorder()
-	r := New(rec, slog.New(slog.DiscardHandler))
+	r := New(rec, slog.New(slog.DiscardHandler), Options{})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	go r.Run(ctx)
@@ -228,11 +238,15 @@ func TestWatcherSkipsVersionControlMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rec := watch(t, Roots{Skills: skills})
+	rec, w := watcher(t, Roots{Skills: skills})
+	for _, p := range w.fsw.WatchList() {
+		if strings.Contains(p, string(filepath.Separator)+".git") {
+			t.Errorf("%s is watched", p)
+		}
+	}
 	if err := os.WriteFile(filepath.Join(skills, ".git", "index"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // ten debounce periods: a reload would have been asked for
 	if err := os.WriteFile(filepath.Join(skills, "real", "SKILL.md"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -244,5 +258,94 @@ func TestWatcherSkipsVersionControlMetadata(t *testing.T) {
 	}
 	if c := rec.next(t); c == nil || len(c.Skills) != 0 || len(c.Agents) != 0 {
 		t.Errorf("reload for a write in a hidden folder: %+v, want an update naming no entry", c)
+	}
+}
+
+// TestWatcherResumesOnARecreatedRoot: `rm -rf skills && cp -r new skills`
+// deletes every watched folder. The folder holding the root is watched,
+// so the new root is watched as soon as it appears. When that folder goes
+// too, nothing is left to watch; SIGHUP (Rewatch) resolves the roots again.
+func TestWatcherResumesOnARecreatedRoot(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		remove  string // relative to the temporary folder; the root is holder/skills
+		rewatch bool
+	}{
+		{"root", "holder/skills", false},
+		{"folder holding the root, then Rewatch", "holder", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := t.TempDir()
+			skills := filepath.Join(base, "holder", "skills")
+			if err := os.MkdirAll(filepath.Join(skills, "old"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			rec, w := watcher(t, Roots{Skills: skills})
+			if err := os.RemoveAll(filepath.Join(base, tt.remove)); err != nil {
+				t.Fatal(err)
+			}
+			if c := rec.next(t); c != nil {
+				t.Fatalf("deleting the root asked for %+v, want a full rescan", c)
+			}
+			if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tt.rewatch {
+				w.Rewatch(t.Context())
+			}
+			expectWatched(t, rec, filepath.Join(skills, "fresh"))
+		})
+	}
+}
+
+// expectWatched writes files into dir until a reload names dir's entry.
+// A write before the watch of dir is set misses; the full rescan asked
+// for when the watch was set comes next, so the next write is seen. When
+// dir is not watched at all, no reload comes and rec.next fails.
+func expectWatched(t *testing.T, rec *recorder, dir string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.md", i)), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if c := rec.next(t); c != nil && c.Skills[filepath.Base(dir)] {
+			return
+		}
+	}
+}
+
+// TestWatcherDropsTheParentOfAReplacedCheckout: with git-sync's layout
+// (current -> a checkout holding skills/), the folder holding the root is
+// the checkout; after a flip the old checkout's folder is watched no more,
+// so flips do not pile up watches.
+func TestWatcherDropsTheParentOfAReplacedCheckout(t *testing.T) {
+	base := t.TempDir()
+	one, two := filepath.Join(base, "one"), filepath.Join(base, "two")
+	for _, d := range []string{filepath.Join(one, "skills", "x"), filepath.Join(two, "skills", "y")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "current")
+	if err := os.Symlink(one, link); err != nil {
+		t.Fatal(err)
+	}
+	rec, w := watcher(t, Roots{Skills: filepath.Join(link, "skills")})
+	if !slices.Contains(w.fsw.WatchList(), one) {
+		t.Fatalf("%s, holding the root, is not watched: %v", one, w.fsw.WatchList())
+	}
+	tmp := filepath.Join(base, "tmp-link")
+	if err := os.Symlink(two, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
+	}
+	if c := rec.next(t); c != nil {
+		t.Fatalf("flipping the link asked for %+v, want a full rescan", c)
+	}
+	watched := w.fsw.WatchList()
+	if slices.Contains(watched, one) || !slices.Contains(watched, two) {
+		t.Errorf("after the flip, watched %v: want %s and not %s", watched, two, one)
 	}
 }

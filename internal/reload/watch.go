@@ -30,26 +30,50 @@ type Roots struct {
 // they are never published either: a skill may link to a file in one
 // (.shared/), and an event there asks for an update that names no entry,
 // which rescans the entries that hold links (catalog.Catalog.Update).
+//
+// It also watches the folder holding each root, so a root deleted and
+// created again (rm -rf skills && cp -r new skills) is watched again.
 type Watcher struct {
 	roots    Roots
 	abs      Roots
-	debounce time.Duration
+	timing   WatchTiming
 	reloader *Reloader
 	log      *slog.Logger
 	fsw      *fsnotify.Watcher
 	// linkDirs hold a symlink on the way to a root (git-sync's "current");
 	// they are watched, not recursively, so a flip of the link is seen.
 	linkDirs map[string]bool
+	// parents hold a root (as resolved); they are watched, not
+	// recursively, for events naming the root itself. Other events there
+	// are not ours.
+	parents map[string]bool
+	// watched are the folders the trees of abs were watched at; a root
+	// created again at the same path is another folder.
+	watched struct{ Skills, Agents os.FileInfo }
+	lost    bool               // a root could not be watched at the last try
+	rewatch chan chan struct{} // Rewatch asks the loop to resolve the roots again
+	stopped chan struct{}      // closed when the loop has returned
+}
+
+// WatchTiming is how a Watcher debounces events.
+type WatchTiming struct {
+	// Debounce is the quiet time after the last event before a reload
+	// is requested.
+	Debounce time.Duration
+	// MaxWait bounds how long an event waits for its reload while events
+	// keep coming; below Debounce it counts as Debounce.
+	MaxWait time.Duration
 }
 
 // NewWatcher starts watching roots. Close it, or cancel the context given
 // to Run.
-func NewWatcher(roots Roots, debounce time.Duration, r *Reloader, log *slog.Logger) (*Watcher, error) {
+func NewWatcher(roots Roots, timing WatchTiming, r *Reloader, log *slog.Logger) (*Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("start file watch: %w", err)
 	}
-	w := &Watcher{roots: roots, debounce: debounce, reloader: r, log: log, fsw: fsw, linkDirs: map[string]bool{}}
+	w := newWatcher(roots, timing, r, log)
+	w.fsw = fsw
 	if err := w.resolve(); err != nil {
 		fsw.Close()
 		return nil, err
@@ -57,38 +81,128 @@ func NewWatcher(roots Roots, debounce time.Duration, r *Reloader, log *slog.Logg
 	return w, nil
 }
 
+func newWatcher(roots Roots, timing WatchTiming, r *Reloader, log *slog.Logger) *Watcher {
+	timing.MaxWait = max(timing.MaxWait, timing.Debounce)
+	for _, p := range []*string{&roots.Skills, &roots.Agents} {
+		if abs, err := filepath.Abs(*p); *p != "" && err == nil {
+			*p = abs
+		}
+	}
+	return &Watcher{roots: roots, timing: timing, reloader: r, log: log, linkDirs: map[string]bool{},
+		parents: map[string]bool{}, rewatch: make(chan chan struct{}), stopped: make(chan struct{})}
+}
+
+// Rewatch resolves the roots again, as a full rescan trigger (SIGHUP)
+// should: a root that was gone and is back is watched again. It returns
+// once that is done, the watch has stopped, or ctx is done.
+func (w *Watcher) Rewatch(ctx context.Context) {
+	done := make(chan struct{})
+	select {
+	case w.rewatch <- done:
+	case <-w.stopped:
+		return
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 // resolve (re)computes the real paths of the roots and watches them. A
 // root reached through a symlink (git-sync swaps one on every sync) is
 // watched at its target; when that target goes away, resolve runs again
-// and follows the link to the new one.
+// and follows the link to the new one. A root deleted and created again at
+// the same path is watched anew. A root that cannot be watched does not
+// keep the other from being resolved.
 func (w *Watcher) resolve() error {
+	defer w.watchParents()
+	var errs []error
 	for _, p := range []struct {
-		in  string
-		out *string
-	}{{w.roots.Skills, &w.abs.Skills}, {w.roots.Agents, &w.abs.Agents}} {
+		in      string
+		out     *string
+		watched *os.FileInfo
+	}{{w.roots.Skills, &w.abs.Skills, &w.watched.Skills}, {w.roots.Agents, &w.abs.Agents, &w.watched.Agents}} {
 		if p.in == "" {
 			continue
 		}
 		if err := w.watchLinkDirs(p.in); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
 		}
 		real, err := filepath.EvalSymlinks(p.in)
+		var info os.FileInfo
+		if err == nil {
+			info, err = os.Stat(real)
+		}
 		if err != nil {
-			return fmt.Errorf("watch %s: %w", p.in, err)
+			*p.watched = nil // gone: watch it anew once it is back
+			errs = append(errs, fmt.Errorf("watch %s: %w", p.in, err))
+			continue
 		}
 		abs, err := filepath.Abs(real)
 		if err != nil {
-			return err
-		}
-		if abs == *p.out {
+			errs = append(errs, err)
 			continue
 		}
-		*p.out = abs
+		if abs == *p.out && *p.watched != nil && os.SameFile(*p.watched, info) {
+			continue
+		}
+		*p.out, *p.watched = abs, nil
 		if err := w.addTree(abs); err != nil {
-			return err
+			errs = append(errs, err)
+			continue
+		}
+		*p.watched = info
+	}
+	return errors.Join(errs...)
+}
+
+// watchParents watches the folders holding the roots, so deleting and
+// creating a root are events, and stops watching those that no longer hold
+// one (a checkout git-sync replaced). Without it (an unreadable parent) the
+// watch of a re-created root resumes only with Rewatch.
+func (w *Watcher) watchParents() {
+	want := map[string]bool{}
+	for _, root := range []string{w.abs.Skills, w.abs.Agents} {
+		if dir := filepath.Dir(root); root != "" && dir != root {
+			want[dir] = true
 		}
 	}
-	return nil
+	for dir := range w.parents {
+		if !want[dir] {
+			delete(w.parents, dir)
+			if !w.linkDirs[dir] && !w.underRoot(dir) {
+				_ = w.fsw.Remove(dir) // gone already when the checkout was deleted
+			}
+		}
+	}
+	for dir := range want {
+		if w.parents[dir] {
+			continue
+		}
+		if err := w.fsw.Add(dir); err != nil {
+			w.log.Warn("cannot watch the folder holding a root; if the root is deleted and created again, SIGHUP resumes its watch", "path", dir, "error", err)
+			continue
+		}
+		w.parents[dir] = true
+	}
+}
+
+// rewatchRoots resolves the roots again, saying when a lost one is back.
+func (w *Watcher) rewatchRoots() {
+	if err := w.resolve(); err != nil {
+		if !w.lost {
+			w.log.Warn("cannot watch a root; its watch resumes when it is back (created again, SIGHUP or rescan_interval); meanwhile reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err)
+		}
+		w.lost = true
+		return
+	}
+	if w.lost {
+		w.log.Info("file watch resumed", "skills", w.abs.Skills, "agents", w.abs.Agents)
+	}
+	w.lost = false
 }
 
 // watchLinkDirs watches the folder holding each symlink on the path to a
@@ -148,31 +262,32 @@ func (w *Watcher) Close() error { return w.fsw.Close() }
 // Run forwards events until ctx is done.
 func (w *Watcher) Run(ctx context.Context) {
 	defer w.fsw.Close()
+	w.loop(ctx, w.fsw.Events, w.fsw.Errors)
+}
+
+// loop turns events into debounced reload requests.
+func (w *Watcher) loop(ctx context.Context, events <-chan fsnotify.Event, errs <-chan error) {
+	defer close(w.stopped)
 	pending := emptyChanges()
 	full := false
-	var timer *time.Timer
-	var fire <-chan time.Time
+	d := debounce{wait: w.timing.Debounce, maxWait: w.timing.MaxWait}
+	defer d.stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if timer != nil {
-				timer.Stop()
-			}
 			return
-		case ev, ok := <-w.fsw.Events:
+		case ev, ok := <-events:
 			if !ok {
 				return
 			}
-			if !w.note(ev, &pending) {
+			switch w.note(ev, &pending) {
+			case eventIgnored:
+				continue
+			case eventUnattributed:
 				full = true
 			}
-			if timer == nil {
-				timer = time.NewTimer(w.debounce)
-				fire = timer.C
-			} else {
-				timer.Reset(w.debounce)
-			}
-		case err, ok := <-w.fsw.Errors:
+			d.event()
+		case err, ok := <-errs:
 			if !ok {
 				return
 			}
@@ -182,16 +297,14 @@ func (w *Watcher) Run(ctx context.Context) {
 				w.log.Warn("file watch error; rescanning everything", "error", err)
 			}
 			full = true
-			if timer == nil {
-				timer = time.NewTimer(w.debounce)
-				fire = timer.C
-			}
-		case <-fire:
-			timer, fire = nil, nil
+			d.start()
+		case done := <-w.rewatch:
+			w.rewatchRoots()
+			close(done)
+		case <-d.c:
+			d.fired()
 			if full {
-				if err := w.resolve(); err != nil {
-					w.log.Warn("cannot watch a root; reloads need SIGHUP, rescan_interval or POST /-/reload until it is back", "error", err)
-				}
+				w.rewatchRoots()
 				w.reloader.Request(nil)
 			} else {
 				changes := pending
@@ -202,18 +315,82 @@ func (w *Watcher) Run(ctx context.Context) {
 	}
 }
 
-// note records which top-level entry ev touches. It returns false when
-// the event cannot be attributed to one (the root itself), which asks for
-// a full rescan.
-func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) bool {
-	if w.linkDirs[filepath.Dir(ev.Name)] && !w.underRoot(ev.Name) {
-		return false // a link on the way to a root may have moved
+// debounce turns a burst of events into one reload request: it fires once
+// the tree has been quiet for wait, or maxWait after the burst's first
+// event, whichever comes first, so a tree that never goes quiet (a cache
+// file rewritten every 100ms) still reloads every maxWait.
+type debounce struct {
+	wait, maxWait time.Duration
+	timer         *time.Timer
+	c             <-chan time.Time // the timer's channel while a burst is pending, else nil
+	deadline      time.Time        // maxWait after the pending burst's first event
+}
+
+// event starts a burst, or moves the pending one's end to wait from now,
+// but never past its deadline.
+func (d *debounce) event() {
+	now := time.Now()
+	if d.c == nil {
+		d.deadline = now.Add(d.maxWait)
+	}
+	d.arm(min(d.wait, d.deadline.Sub(now)))
+}
+
+// start starts a burst unless one is pending, whose end it leaves alone.
+func (d *debounce) start() {
+	if d.c == nil {
+		d.deadline = time.Now().Add(d.maxWait)
+		d.arm(d.wait)
+	}
+}
+
+func (d *debounce) arm(after time.Duration) {
+	if d.timer == nil {
+		d.timer = time.NewTimer(after)
+	} else {
+		d.timer.Reset(after)
+	}
+	d.c = d.timer.C
+}
+
+// fired ends the burst; call it when c has delivered.
+func (d *debounce) fired() { d.c = nil }
+
+func (d *debounce) stop() {
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+}
+
+// What an event means for the pending reload.
+type eventKind int
+
+const (
+	eventNoted        eventKind = iota // recorded in the changes (maybe naming no entry)
+	eventUnattributed                  // cannot be put on one entry: rescan everything
+	eventIgnored                       // not about a root: no reload
+)
+
+// note records which top-level entry ev touches.
+func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) eventKind {
+	dir := filepath.Dir(ev.Name)
+	if w.isRoot(ev.Name) {
+		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+			w.forget(ev.Name) // its watches are gone; a new one may get the same inode
+		}
+		return eventUnattributed // the root itself: created, deleted, renamed or linked anew
+	}
+	if w.linkDirs[dir] && !w.underRoot(ev.Name) {
+		return eventUnattributed // a link on the way to a root may have moved
+	}
+	if w.parents[dir] && !w.underRoot(ev.Name) {
+		return eventIgnored // a neighbour of a root
 	}
 	if ev.Has(fsnotify.Create) {
 		if info, err := os.Lstat(ev.Name); err == nil && info.IsDir() && !vcsDirs[filepath.Base(ev.Name)] {
 			if err := w.addTree(ev.Name); err != nil {
 				w.log.Warn("cannot watch new folder; rescanning everything", "path", ev.Name, "error", err)
-				return false
+				return eventUnattributed
 			}
 		}
 	}
@@ -232,17 +409,34 @@ func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) bool {
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			continue
 		}
-		if rel == "." {
-			return false
-		}
 		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 		if strings.HasPrefix(top, ".") {
-			return true // hidden: never published; an update naming no entry still rescans linked ones
+			return eventNoted // hidden: never published; an update naming no entry still rescans linked ones
 		}
 		r.into[r.key(top)] = true
-		return true
+		return eventNoted
 	}
-	return true
+	return eventNoted
+}
+
+// forget marks the root at p as not watched, so resolve watches it anew.
+func (w *Watcher) forget(p string) {
+	if p == w.abs.Skills || p == w.roots.Skills {
+		w.watched.Skills = nil
+	}
+	if p == w.abs.Agents || p == w.roots.Agents {
+		w.watched.Agents = nil
+	}
+}
+
+// isRoot reports whether p is a root, as configured or as resolved.
+func (w *Watcher) isRoot(p string) bool {
+	for _, root := range []string{w.abs.Skills, w.abs.Agents, w.roots.Skills, w.roots.Agents} {
+		if root != "" && root == p {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *Watcher) underRoot(p string) bool {
