@@ -30,6 +30,10 @@ type Options struct {
 	// RetentionMaxBytes bounds the bytes kept only for retention (0: no
 	// bound).
 	RetentionMaxBytes int64
+	// DocumentCacheBytes bounds the documents kept for base URLs nobody
+	// configured, across snapshots; 0 means DefaultDocumentCacheBytes,
+	// negative keeps none.
+	DocumentCacheBytes int64
 	// OnReload, if set, is called after every reload attempt.
 	OnReload func(ReloadResult)
 	// Now is the clock; nil means time.Now.
@@ -56,6 +60,7 @@ type Catalog struct {
 	cache    *scanCache // guarded by reloadMu
 	cur      atomic.Pointer[Snapshot]
 	retain   *retention
+	docs     *docLRU
 }
 
 // New returns a Catalog for src with no snapshot yet; call Reload.
@@ -70,7 +75,11 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes)}
+	if o.DocumentCacheBytes == 0 {
+		o.DocumentCacheBytes = DefaultDocumentCacheBytes
+	}
+	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes),
+		docs: newDocLRU(o.DocumentCacheBytes)}
 }
 
 // Current returns the published snapshot, or nil before the first Reload
@@ -126,7 +135,7 @@ func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, erro
 		}
 		changes = &ch
 	}
-	snap, err := build(ctx, buildInput{src: c.src, generation: c.gen + 1, prev: prev, changes: changes, cache: c.cache})
+	snap, err := build(ctx, buildInput{src: c.src, generation: c.gen + 1, prev: prev, changes: changes, cache: c.cache, docs: c.docs})
 	res := ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}
 	if err != nil {
 		res.Duration = time.Since(start)

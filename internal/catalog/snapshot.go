@@ -117,7 +117,7 @@ type Changes struct {
 // with individual items are data in the snapshot; an error means the scan as
 // a whole failed (a root unreadable, ctx cancelled) and nothing was built.
 func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error) {
-	return build(ctx, buildInput{src: src, generation: generation, cache: newScanCache()})
+	return build(ctx, buildInput{src: src, generation: generation, cache: newScanCache(), docs: newDocLRU(DefaultDocumentCacheBytes)})
 }
 
 type buildInput struct {
@@ -126,6 +126,7 @@ type buildInput struct {
 	prev       *Snapshot // reused where unchanged; source of last good versions
 	changes    *Changes
 	cache      *scanCache
+	docs       *docLRU // the shared document cache
 }
 
 func build(ctx context.Context, in buildInput) (*Snapshot, error) {
@@ -209,7 +210,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	if snap.pageSize <= 0 {
 		snap.pageSize = DefaultPageSize
 	}
-	snap.docs = newDocCache()
+	snap.docs = newDocCache(in.docs)
 	snap.ScanDuration = time.Since(start)
 	return snap, nil
 }
