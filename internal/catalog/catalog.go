@@ -78,7 +78,7 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 	if o.DocumentCacheBytes == 0 {
 		o.DocumentCacheBytes = DefaultDocumentCacheBytes
 	}
-	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes),
+	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
 		docs: newDocLRU(o.DocumentCacheBytes)}
 }
 

@@ -135,9 +135,12 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != ""}
 	partial := in.changes != nil && in.prev != nil
 	// A partial build lays its blobs over the previous store instead of
-	// copying it; once the overlay grows past an eighth of its base, a
-	// flat store is built again (dropping blobs nothing serves any more).
-	flat := !partial || in.prev.Store.OverlayLen() > in.prev.Store.Len()/8
+	// copying it; once the overlay grows past an eighth of the store, in
+	// blobs or in bytes, a flat store is built again, dropping blobs
+	// nothing serves any more (a large file rewritten would otherwise
+	// keep every version it had).
+	flat := !partial || in.prev.Store.OverlayLen() > in.prev.Store.Len()/8 ||
+		in.prev.Store.OverlayBytes() > in.prev.Store.Bytes()/8
 	var blobs *content.Builder
 	if flat {
 		blobs = content.NewBuilder()
