@@ -99,7 +99,7 @@ const minGzip = 1024
 
 // sharedGzipLevel compresses documents of the shared cache: on a 540 KB
 // index, level 3 takes a quarter of the time of the best level and makes
-// 3% more bytes (docs/operations.md).
+// 3% more bytes (docs/architecture.md, Documents).
 const sharedGzipLevel = 3
 
 // Gzip returns the document gzip-compressed and that representation's
