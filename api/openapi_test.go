@@ -617,7 +617,7 @@ func checkUpdatesBodies(t *testing.T, doc *openAPIDoc, schemas schemaSet, h http
 	for _, f := range exampleFiles(t, "valid", "check-updates-request") {
 		posts = append(posts, post{f, http.StatusOK})
 	}
-	for _, name := range []string{"over-100-items", "object-not-array", "version-is-number"} {
+	for _, name := range []string{"over-100-items", "object-not-array", "version-is-number", "digest-malformed"} {
 		posts = append(posts, post{filepath.Join(exampleDir, "invalid", "check-updates-request", name+".json"), http.StatusBadRequest})
 	}
 	for _, p := range posts {

@@ -175,11 +175,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		retention = -1 // configured off
 	}
 	m := metrics.New(metrics.Build{Version: version, Commit: commit, GoVersion: runtime.Version()})
-	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes, OnReload: m.ObserveReload})
+	docCache := cfg.DocCacheBytes
+	if docCache == 0 {
+		docCache = -1 // configured off
+	}
+	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes,
+		DocumentCacheBytes: docCache, OnReload: m.ObserveReload})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
 		BaseURL:         cfg.BaseURL,
 		TrustProxy:      cfg.TrustProxy,
+		AllowedHosts:    cfg.AllowedHosts,
 		CORSAllowOrigin: cfg.CORSAllowOrigin,
 		Build:           buildInfo(),
 		AdminToken:      cfg.AdminToken,

@@ -32,6 +32,10 @@ type Options struct {
 	// RetentionMaxBytes bounds the bytes kept only for retention (0: no
 	// bound).
 	RetentionMaxBytes int64
+	// DocumentCacheBytes bounds the documents kept for base URLs nobody
+	// configured, across snapshots; 0 means DefaultDocumentCacheBytes,
+	// negative keeps none.
+	DocumentCacheBytes int64
 	// OnReload, if set, is called after every reload attempt.
 	OnReload func(ReloadResult)
 	// Now is the clock; nil means time.Now.
@@ -62,6 +66,7 @@ type Catalog struct {
 	cache   *scanCache // lent to the running reload
 	cur     atomic.Pointer[Snapshot]
 	retain  *retention
+	docs    *docLRU
 }
 
 // attempt is one reload in progress. Reloads run one at a time; one whose
@@ -92,7 +97,11 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes)}
+	if o.DocumentCacheBytes == 0 {
+		o.DocumentCacheBytes = DefaultDocumentCacheBytes
+	}
+	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
+		docs: newDocLRU(o.DocumentCacheBytes)}
 }
 
 // Current returns the published snapshot, or nil before the first Reload
@@ -154,7 +163,7 @@ func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, erro
 		}
 		changes = &ch
 	}
-	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache})
+	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, docs: c.docs})
 	return c.finish(a, ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}, start, true)
 }
 

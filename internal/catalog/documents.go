@@ -3,11 +3,13 @@ package catalog
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/skillserver/skillserver/internal/content"
 )
@@ -76,6 +78,17 @@ type Document struct {
 	Body   []byte
 	Digest content.Digest
 
+	// gzipLevel is how hard Gzip compresses: the best level for documents
+	// kept for the snapshot's lifetime, a fast one for those in the shared
+	// cache, which a stream of new bases can make again and again.
+	gzipLevel int
+	// served is set once the document was found in a cache: a document
+	// spliced for a request is served uncompressed, so a request for a
+	// base nobody asked for before costs no compression.
+	served atomic.Bool
+	// account, if set, is told the size of the compressed form once made,
+	// for the cache that holds d.
+	account    func(n int64)
 	gzipOnce   sync.Once
 	gzipBody   []byte
 	gzipDigest content.Digest
@@ -84,75 +97,209 @@ type Document struct {
 // minGzip is the smallest document worth compressing.
 const minGzip = 1024
 
+// sharedGzipLevel compresses documents of the shared cache: on a 540 KB
+// index, level 3 takes a quarter of the time of the best level and makes
+// 3% more bytes (docs/architecture.md, Documents).
+const sharedGzipLevel = 3
+
 // Gzip returns the document gzip-compressed and that representation's
-// digest, computed once; ok is false for documents too small to gain.
-// The bytes are deterministic (no name, no time in the header).
+// digest, computed once; ok is false for documents too small to gain, and
+// for a document the shared cache did not hold yet (the next request for
+// it gets gzip). The bytes are deterministic (no name, no time in the
+// header).
 func (d *Document) Gzip() (body []byte, digest content.Digest, ok bool) {
-	if len(d.Body) < minGzip {
+	if len(d.Body) < minGzip || !d.served.Load() {
 		return nil, "", false
 	}
 	d.gzipOnce.Do(func() {
 		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		zw, _ := gzip.NewWriterLevel(&buf, d.gzipLevel)
 		_, _ = zw.Write(d.Body)
 		_ = zw.Close()
 		d.gzipBody = buf.Bytes()
 		d.gzipDigest = content.Sum(d.gzipBody)
+		if d.account != nil {
+			d.account(int64(len(d.gzipBody)))
+		}
 	})
 	return d.gzipBody, d.gzipDigest, true
 }
 
-// maxCachedBases bounds how many distinct base URLs a snapshot keeps
-// rendered documents for. With a configured base URL there is one; when the
-// base comes from the Host header a client could send many, and those past
-// the bound are rendered per request instead of growing memory.
-const maxCachedBases = 8
+// docOverhead is what a cached document costs beyond its bytes: the
+// entry, its key and base (an estimate).
+const docOverhead = 256
 
-// docCache holds documents rendered for a snapshot, per base URL. Each
-// document is encoded at most once per base for the snapshot's lifetime.
-type docCache struct {
-	mu    sync.Mutex
-	bases map[string]map[DocKey]*Document
+// keep returns a document kept for the snapshot's lifetime, counted in
+// c.bytes.
+func (c *docCache) keep(body []byte) *Document {
+	d := &Document{Body: body, Digest: content.Sum(body), gzipLevel: gzip.BestCompression, account: func(n int64) { c.bytes.Add(n) }}
+	d.served.Store(true)
+	c.bytes.Add(int64(len(body)) + docOverhead)
+	return d
 }
 
-func newDocCache() *docCache { return &docCache{bases: make(map[string]map[DocKey]*Document)} }
+// Base-dependent documents (DocKind.absolute) are rendered once per
+// snapshot as a template: with a sentinel for the base URL, split at it.
+// A client's document is the template spliced with its base, a copy and
+// a hash, however many bases clients send. The sentinel is a NUL and a
+// random token per snapshot: encoding/json writes NUL as \u0000, which no
+// base can contain, and a published string holding the same escape would
+// have to guess the token, which is never published.
+//
+// The bytes of a base nobody configured are kept in a cache the
+// catalogue's snapshots share, bounded in bytes; the configured base URL
+// and the allowed hosts' bases (Known) keep theirs for the snapshot's
+// lifetime, as base-independent documents do.
 
-// Document returns the document key for a client whose public base URL is
-// base (scheme://host[/prefix], no trailing slash). ok is false when the
-// snapshot has no such document.
-func (s *Snapshot) Document(base string, key DocKey) (*Document, bool) {
-	if !key.Kind.absolute() {
-		base = "" // one copy, whatever the client's base URL
+// A Base is the public base URL a document is rendered for.
+type Base struct {
+	URL string // scheme://host[/prefix], no trailing slash
+	// Known marks a base the operator configured (base_url, or a host of
+	// allowed_hosts): its documents are kept, and compressed at the best
+	// level, for the snapshot's lifetime. Other bases share the
+	// catalogue's bounded document cache.
+	Known bool
+}
+
+type template struct {
+	segs [][]byte // the document's bytes between the places of the base
+	size int      // sum of len(segs)
+}
+
+func (t *template) splice(base string) []byte {
+	b := make([]byte, 0, t.size+(len(t.segs)-1)*len(base))
+	for i, seg := range t.segs {
+		if i > 0 {
+			b = append(b, base...)
+		}
+		b = append(b, seg...)
 	}
-	c := s.docs
+	return b
+}
+
+// jsonText is s as encoded inside a JSON string of a published document.
+func jsonText(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			b := encodeDocument(s).Body // "...", then a newline
+			return string(b[1 : len(b)-2])
+		}
+	}
+	return s
+}
+
+// once is a value computed at most once, for entries several requests may
+// ask for at the same time.
+type once[T any] struct {
+	sync.Once
+	v  T
+	ok bool
+}
+
+// docCache holds what a snapshot has rendered. Entries for keys the
+// snapshot has no document at are dropped, so misses grow nothing.
+type docCache struct {
+	sentinel string // the base templates are rendered with
+
+	mu        sync.Mutex
+	plain     map[DocKey]*once[*Document] // base-independent documents
+	templates map[DocKey]*once[*template]
+	known     map[string]map[DocKey]*once[*Document] // by Base.URL
+	shared    *docLRU
+
+	bytes   atomic.Int64 // what plain, templates and known hold
+	renders atomic.Int64 // documents encoded, for tests
+}
+
+func newDocCache(shared *docLRU) *docCache {
+	return &docCache{sentinel: "\x00" + rand.Text(), plain: map[DocKey]*once[*Document]{},
+		templates: map[DocKey]*once[*template]{}, known: map[string]map[DocKey]*once[*Document]{}, shared: shared}
+}
+
+// cached returns m's entry for key, making it, and runs build in it once.
+// An entry that found nothing is removed.
+func cached[T any](c *docCache, m map[DocKey]*once[T], key DocKey, build func() (T, bool)) (T, bool) {
 	c.mu.Lock()
-	if d, ok := c.bases[base][key]; ok {
-		c.mu.Unlock()
-		return d, true
+	e, ok := m[key]
+	if !ok {
+		e = &once[T]{}
+		m[key] = e
 	}
 	c.mu.Unlock()
+	e.Do(func() { e.v, e.ok = build() })
+	if !e.ok {
+		c.mu.Lock()
+		if m[key] == e {
+			delete(m, key)
+		}
+		c.mu.Unlock()
+	}
+	return e.v, e.ok
+}
 
-	v, ok := s.render(base, key)
+// Document returns the document key for a client whose public base URL is
+// base.URL. ok is false when the snapshot has no such document.
+func (s *Snapshot) Document(base Base, key DocKey) (*Document, bool) {
+	c := s.docs
+	if !key.Kind.absolute() {
+		return cached(c, c.plain, key, func() (*Document, bool) {
+			v, ok := s.render("", key)
+			if !ok {
+				return nil, false
+			}
+			return c.keep(s.encode(v)), true
+		})
+	}
+	if base.Known {
+		c.mu.Lock()
+		m := c.known[base.URL]
+		if m == nil {
+			m = map[DocKey]*once[*Document]{}
+			c.known[base.URL] = m
+		}
+		c.mu.Unlock()
+		return cached(c, m, key, func() (*Document, bool) {
+			t, ok := s.template(key)
+			if !ok {
+				return nil, false
+			}
+			return c.keep(t.splice(jsonText(base.URL))), true
+		})
+	}
+	k := lruKey{generation: s.Generation, base: base.URL, key: key}
+	if d, ok := c.shared.get(k); ok {
+		return d, true
+	}
+	t, ok := s.template(key)
 	if !ok {
 		return nil, false
 	}
-	d := encodeDocument(v)
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m, known := c.bases[base]
-	if !known {
-		if len(c.bases) >= maxCachedBases {
-			return d, true
-		}
-		m = make(map[DocKey]*Document)
-		c.bases[base] = m
-	}
-	if prev, ok := m[key]; ok {
-		return prev, true // another request rendered the same bytes first
-	}
-	m[key] = d
+	body := t.splice(jsonText(base.URL))
+	d := &Document{Body: body, Digest: content.Sum(body), gzipLevel: sharedGzipLevel}
+	c.shared.add(k, d)
 	return d, true
+}
+
+// template returns the template of an absolute document, rendered once.
+func (s *Snapshot) template(key DocKey) (*template, bool) {
+	c := s.docs
+	return cached(c, c.templates, key, func() (*template, bool) {
+		v, ok := s.render(c.sentinel, key)
+		if !ok {
+			return nil, false
+		}
+		body := s.encode(v)
+		t := &template{segs: bytes.Split(body, []byte(jsonText(c.sentinel))), size: len(body)}
+		t.size -= (len(t.segs) - 1) * len(jsonText(c.sentinel))
+		c.bytes.Add(int64(len(body)) + docOverhead)
+		return t, true
+	})
+}
+
+// encode is encodeDocument, counted.
+func (s *Snapshot) encode(v any) []byte {
+	s.docs.renders.Add(1)
+	return encodeDocument(v).Body
 }
 
 // encodeDocument renders v in the published JSON style: two-space indent,

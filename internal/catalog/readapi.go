@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/search"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -224,22 +225,38 @@ func (s *Snapshot) apiAgentVersion(base, name, version string) (apiVersion, bool
 type UpdateCheck struct {
 	Name           string `json:"name"`
 	CurrentVersion string `json:"currentVersion"`
+	CurrentDigest  string `json:"currentDigest,omitempty"`
 	Known          bool   `json:"known"`
 	LatestVersion  string `json:"latestVersion,omitempty"`
 	LatestDigest   string `json:"latestDigest,omitempty"`
 	HasUpdate      bool   `json:"hasUpdate"`
 }
 
-// CheckUpdate compares a client's version of a skill with the latest. An
+// CheckUpdate compares a client's version of a skill, and optionally the
+// digest of what it holds ("" when not given), with the latest. An
 // unknown name is reported, not an error.
-func (s *Snapshot) CheckUpdate(name, current string) UpdateCheck {
-	c := UpdateCheck{Name: name, CurrentVersion: current}
+//
+// Semver precedence decides first. Where it ties (the same version
+// edited in place, 1.0 against 1.0.0, or two digest-derived
+// 0.0.0+<digest> versions), the digest decides when the client gave one,
+// else the version string: anything but exactly the latest is an update.
+// Ordering ties by string instead would answer at random between edits.
+func (s *Snapshot) CheckUpdate(name, current string, digest content.Digest) UpdateCheck {
+	c := UpdateCheck{Name: name, CurrentVersion: current, CurrentDigest: string(digest)}
 	sk, ok := s.Skill(name)
 	if !ok {
 		return c
 	}
-	c.Known, c.LatestVersion, c.LatestDigest = true, sk.Latest.Version, sk.Latest.Digest().String()
-	c.HasUpdate = current != sk.Latest.Version && compareVersions(parseVersionKey(sk.Latest.Version), parseVersionKey(current)) > 0
+	latest := sk.Latest
+	c.Known, c.LatestVersion, c.LatestDigest = true, latest.Version, latest.Digest().String()
+	switch cmp := comparePrecedence(parseVersionKey(latest.Version), parseVersionKey(current)); {
+	case cmp != 0:
+		c.HasUpdate = cmp > 0
+	case digest != "":
+		c.HasUpdate = digest != latest.Digest()
+	default:
+		c.HasUpdate = current != latest.Version
+	}
 	return c
 }
 

@@ -12,26 +12,32 @@ import (
 
 // Retention keeps the promise of pinned URLs across reloads: an artifact
 // URL advertised by any snapshot published within the window keeps serving
-// exactly its bytes, then 404. It holds only what the current snapshot no
-// longer serves at the same path, bounded in bytes; the oldest goes first
-// when the bound is reached.
+// exactly its bytes, then 404. It also keeps a few recently retired
+// snapshots so that a client walking the native tree across a reload can
+// finish the walk it started.
 //
-// It also keeps a few recently retired snapshots so that a client walking
-// the native tree across a reload can finish the walk it started.
+// What it holds beyond the published snapshot is bounded in bytes: the
+// retained blobs, the blobs retired snapshots hold that the published one
+// does not, and the documents those snapshots rendered, each counted once.
+// Beyond the bound the oldest go first, a retired snapshot before the
+// blobs retired with it (its documents point at them). Everything is
+// dropped when its window ends, on a timer, not at the next reload.
 type retention struct {
 	window       time.Duration
 	maxBytes     int64
 	maxSnapshots int
+	now          func() time.Time
 
 	mu      sync.Mutex
 	byKey   map[string][]retainedRef // artifact key -> digests it served
 	blobs   map[content.Digest]*retainedBlob
 	current *content.Store // the published snapshot's store
-	// bytes is the sum of the sizes of the blobs the published snapshot
-	// does not also hold: what retention alone keeps in memory.
+	// bytes is what retention alone keeps in memory (see above).
 	bytes     int64
 	evicted   int64             // blobs dropped early for the byte bound, ever
+	dropped   int64             // retired snapshots dropped early for the byte bound, ever
 	snapshots []retiredSnapshot // newest first
+	timer     *time.Timer       // runs expire when the next item's window ends
 }
 
 type retainedRef struct {
@@ -47,6 +53,9 @@ type retainedBlob struct {
 type retiredSnapshot struct {
 	snap    *Snapshot
 	expires time.Time
+	// own holds the sizes of the blobs snap's store held that the
+	// snapshot replacing it did not: what keeping snap keeps alive.
+	own map[content.Digest]int64
 }
 
 // RetentionStats describe what retention holds.
@@ -55,16 +64,23 @@ type RetentionStats struct {
 	Bytes     int64 // bytes held only for retention (not also by the published snapshot)
 	Evicted   int64 // blobs dropped before their window ended, to stay under the byte bound
 	Snapshots int
+	// SnapshotsDropped counts retired snapshots dropped before their
+	// window ended, to stay under the byte bound.
+	SnapshotsDropped int64
 }
 
-func newRetention(window time.Duration, maxBytes int64) *retention {
-	return &retention{window: window, maxBytes: maxBytes, maxSnapshots: 8,
+func newRetention(window time.Duration, maxBytes int64, now func() time.Time) *retention {
+	return &retention{window: window, maxBytes: maxBytes, maxSnapshots: 8, now: now,
 		byKey: map[string][]retainedRef{}, blobs: map[content.Digest]*retainedBlob{}}
 }
 
 // retire records what old advertised that cur no longer serves.
 func (r *retention) retire(old, cur *Snapshot, now time.Time) {
-	if r.window <= 0 || old == nil {
+	if old == nil {
+		return
+	}
+	if r.window <= 0 {
+		old.release()
 		return
 	}
 	expires := now.Add(r.window)
@@ -82,52 +98,42 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 			r.blobs[d] = &retainedBlob{data: data, expires: expires}
 		}
 	})
+	own := map[content.Digest]int64{}
+	old.Store.EachMissing(cur.Store, func(d content.Digest, b []byte) { own[d] = int64(len(b)) })
 	r.current = cur.Store
-	r.snapshots = append([]retiredSnapshot{{snap: old, expires: expires}}, r.snapshots...)
-	if len(r.snapshots) > r.maxSnapshots {
-		r.snapshots = r.snapshots[:r.maxSnapshots]
+	r.snapshots = append([]retiredSnapshot{{snap: old, expires: expires, own: own}}, r.snapshots...)
+	for len(r.snapshots) > r.maxSnapshots {
+		r.dropSnapshot(len(r.snapshots) - 1)
 	}
 	r.expire(now)
 }
 
-// expire drops what the window no longer covers, and the oldest blobs
-// while retention alone holds more than the byte bound. A blob the
-// published snapshot also holds is kept and not counted: its bytes are
-// the same slice, so it costs nothing until a later snapshot drops it,
-// and then it counts.
+// release drops what the shared document cache holds for s, which
+// nothing serves any more.
+func (s *Snapshot) release() { s.docs.shared.drop(s.Generation) }
+
+func (r *retention) dropSnapshot(i int) {
+	r.snapshots[i].snap.release()
+	r.snapshots = slices.Delete(r.snapshots, i, i+1)
+}
+
+// expire drops what the window no longer covers, then the oldest items
+// while retention alone holds more than the byte bound, and sets the
+// timer for the next window to end. A blob the published snapshot also
+// holds is kept and not counted: its bytes are the same slice, so it
+// costs nothing until a later snapshot drops it, and then it counts.
 func (r *retention) expire(now time.Time) {
-	type aged struct {
-		d content.Digest
-		b *retainedBlob
-	}
-	var own []aged // blobs only retention holds
-	r.bytes = 0
 	for d, b := range r.blobs {
-		switch {
-		case !now.Before(b.expires):
+		if !now.Before(b.expires) {
 			delete(r.blobs, d)
-		case r.current != nil && r.current.Has(d):
-		default:
-			own = append(own, aged{d, b})
-			r.bytes += int64(len(b.data))
 		}
 	}
-	if r.maxBytes > 0 && r.bytes > r.maxBytes {
-		slices.SortFunc(own, func(x, y aged) int {
-			if c := x.b.expires.Compare(y.b.expires); c != 0 {
-				return c
-			}
-			return strings.Compare(string(x.d), string(y.d))
-		})
-		for _, a := range own {
-			if r.bytes <= r.maxBytes {
-				break
-			}
-			delete(r.blobs, a.d)
-			r.bytes -= int64(len(a.b.data))
-			r.evicted++
+	for i := len(r.snapshots) - 1; i >= 0; i-- {
+		if !now.Before(r.snapshots[i].expires) {
+			r.dropSnapshot(i)
 		}
 	}
+	r.bound()
 	for key, refs := range r.byKey {
 		refs = slices.DeleteFunc(refs, func(ref retainedRef) bool {
 			_, ok := r.blobs[ref.digest]
@@ -139,7 +145,109 @@ func (r *retention) expire(now time.Time) {
 			r.byKey[key] = refs
 		}
 	}
-	r.snapshots = slices.DeleteFunc(r.snapshots, func(rs retiredSnapshot) bool { return !now.Before(rs.expires) })
+	r.schedule(now)
+}
+
+// bound counts what retention alone holds and, while it is over the byte
+// bound, drops the oldest: retired snapshots (oldest last in the list)
+// and blobs, in the order their windows end; at a tie the snapshot goes
+// first.
+func (r *retention) bound() {
+	held := func(d content.Digest) bool { return r.current != nil && r.current.Has(d) }
+	holders := map[content.Digest]int{}     // retired snapshots holding a blob alone
+	docs := make([]int64, len(r.snapshots)) // their documents, read once: they grow
+	r.bytes = 0
+	for d, b := range r.blobs {
+		if !held(d) {
+			r.bytes += int64(len(b.data))
+		}
+	}
+	for i, rs := range r.snapshots {
+		docs[i] = rs.snap.docs.bytes.Load()
+		r.bytes += docs[i]
+		for d, n := range rs.own {
+			if held(d) {
+				continue
+			}
+			if holders[d] == 0 && r.blobs[d] == nil {
+				r.bytes += n
+			}
+			holders[d]++
+		}
+	}
+	if r.maxBytes <= 0 || r.bytes <= r.maxBytes {
+		return
+	}
+	type aged struct {
+		d content.Digest
+		b *retainedBlob
+	}
+	var own []aged // blobs only retention holds, oldest first
+	for d, b := range r.blobs {
+		if !held(d) {
+			own = append(own, aged{d, b})
+		}
+	}
+	slices.SortFunc(own, func(x, y aged) int {
+		if c := x.b.expires.Compare(y.b.expires); c != 0 {
+			return c
+		}
+		return strings.Compare(string(x.d), string(y.d))
+	})
+	for r.bytes > r.maxBytes {
+		if n := len(r.snapshots); n > 0 && (len(own) == 0 || !r.snapshots[n-1].expires.After(own[0].b.expires)) {
+			rs := r.snapshots[n-1]
+			r.bytes -= docs[n-1]
+			docs = docs[:n-1]
+			for d, size := range rs.own {
+				if held(d) {
+					continue
+				}
+				if holders[d]--; holders[d] == 0 && r.blobs[d] == nil {
+					r.bytes -= size
+				}
+			}
+			r.dropSnapshot(n - 1)
+			r.dropped++
+			continue
+		}
+		if len(own) == 0 {
+			return // only documents of no snapshot: nothing left to drop
+		}
+		a := own[0]
+		own = own[1:]
+		delete(r.blobs, a.d)
+		if holders[a.d] == 0 {
+			r.bytes -= int64(len(a.b.data))
+		}
+		r.evicted++
+	}
+}
+
+// schedule sets the timer to expire what is held when the first window
+// ends; with nothing held, no timer runs.
+func (r *retention) schedule(now time.Time) {
+	var next time.Time
+	for _, b := range r.blobs {
+		if next.IsZero() || b.expires.Before(next) {
+			next = b.expires
+		}
+	}
+	if n := len(r.snapshots); n > 0 && (next.IsZero() || r.snapshots[n-1].expires.Before(next)) {
+		next = r.snapshots[n-1].expires
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+		r.timer = nil
+	}
+	if next.IsZero() {
+		return
+	}
+	r.timer = time.AfterFunc(next.Sub(now), func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.expire(r.now())
+	})
 }
 
 // artifact returns the bytes with digest d that key served within the
@@ -189,7 +297,7 @@ func (r *retention) stats() RetentionStats {
 	for _, refs := range r.byKey {
 		n += len(refs)
 	}
-	return RetentionStats{Artifacts: n, Bytes: r.bytes, Evicted: r.evicted, Snapshots: len(r.snapshots)}
+	return RetentionStats{Artifacts: n, Bytes: r.bytes, Evicted: r.evicted, Snapshots: len(r.snapshots), SnapshotsDropped: r.dropped}
 }
 
 // Artifact keys name what a pinned URL points at, independent of URL

@@ -300,8 +300,8 @@ func TestSymlinkInsideRootIsPublished(t *testing.T) {
 func TestScanIsDeterministic(t *testing.T) {
 	src := Source{SkillsDir: "../../testdata/skills"}
 	a, b := scanTree(t, src), scanTree(t, src)
-	da, _ := a.Document("https://x.test", DocKey{Kind: DocRFCIndex})
-	db, _ := b.Document("https://x.test", DocKey{Kind: DocRFCIndex})
+	da, _ := a.Document(Base{URL: "https://x.test"}, DocKey{Kind: DocRFCIndex})
+	db, _ := b.Document(Base{URL: "https://x.test"}, DocKey{Kind: DocRFCIndex})
 	if !bytes.Equal(da.Body, db.Body) {
 		t.Fatal("two scans of one tree rendered different indexes")
 	}
@@ -369,11 +369,11 @@ func TestInvalidAgentFixtures(t *testing.T) {
 // with no items), unlike no agents root at all (404).
 func TestAgentsConfiguredButEmpty(t *testing.T) {
 	empty := scanTree(t, Source{AgentsDir: t.TempDir()})
-	if _, ok := empty.Document("", DocKey{Kind: DocSubagentPage, Page: AllPage}); !ok {
+	if _, ok := empty.Document(Base{}, DocKey{Kind: DocSubagentPage, Page: AllPage}); !ok {
 		t.Error("configured empty agents root has no page")
 	}
 	none := scanTree(t, Source{})
-	if _, ok := none.Document("", DocKey{Kind: DocSubagentIndex}); ok {
+	if _, ok := none.Document(Base{}, DocKey{Kind: DocSubagentIndex}); ok {
 		t.Error("no agents root, yet a sub-agent index")
 	}
 }

@@ -117,7 +117,7 @@ type Changes struct {
 // with individual items are data in the snapshot; an error means the scan as
 // a whole failed (a root unreadable, ctx cancelled) and nothing was built.
 func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error) {
-	return build(ctx, buildInput{src: src, generation: generation, cache: newScanCache()})
+	return build(ctx, buildInput{src: src, generation: generation, cache: newScanCache(), docs: newDocLRU(DefaultDocumentCacheBytes)})
 }
 
 type buildInput struct {
@@ -126,6 +126,7 @@ type buildInput struct {
 	prev       *Snapshot // reused where unchanged; source of last good versions
 	changes    *Changes
 	cache      *scanCache
+	docs       *docLRU // the shared document cache
 }
 
 func build(ctx context.Context, in buildInput) (*Snapshot, error) {
@@ -134,9 +135,12 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != ""}
 	partial := in.changes != nil && in.prev != nil
 	// A partial build lays its blobs over the previous store instead of
-	// copying it; once the overlay grows past an eighth of its base, a
-	// flat store is built again (dropping blobs nothing serves any more).
-	flat := !partial || in.prev.Store.OverlayLen() > in.prev.Store.Len()/8
+	// copying it; once the overlay grows past an eighth of the store, in
+	// blobs or in bytes, a flat store is built again, dropping blobs
+	// nothing serves any more (a large file rewritten would otherwise
+	// keep every version it had).
+	flat := !partial || in.prev.Store.OverlayLen() > in.prev.Store.Len()/8 ||
+		in.prev.Store.OverlayBytes() > in.prev.Store.Bytes()/8
 	var blobs *content.Builder
 	if flat {
 		blobs = content.NewBuilder()
@@ -209,7 +213,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	if snap.pageSize <= 0 {
 		snap.pageSize = DefaultPageSize
 	}
-	snap.docs = newDocCache()
+	snap.docs = newDocCache(in.docs)
 	snap.ScanDuration = time.Since(start)
 	return snap, nil
 }

@@ -32,11 +32,19 @@ func parseVersionKey(raw string) versionKey {
 // v1.0.0, or build metadata only) falls back to the string, so the order is
 // total and deterministic.
 func compareVersions(a, b versionKey) int {
+	if c := comparePrecedence(a, b); c != 0 {
+		return c
+	}
+	return strings.Compare(a.raw, b.raw)
+}
+
+// comparePrecedence orders by semver precedence alone, build metadata
+// ignored; strings that are not semver sort below all that are, and only
+// an equal string ties with one.
+func comparePrecedence(a, b versionKey) int {
 	switch {
 	case a.sv != nil && b.sv != nil:
-		if c := a.sv.Compare(b.sv); c != 0 {
-			return c
-		}
+		return a.sv.Compare(b.sv)
 	case a.sv != nil:
 		return 1
 	case b.sv != nil:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,8 @@ type Config struct {
 
 	BaseURL         string        `mapstructure:"base_url"`
 	TrustProxy      bool          `mapstructure:"trust_proxy"`
+	AllowedHosts    []string      `mapstructure:"allowed_hosts"`
+	DocCacheBytes   int64         `mapstructure:"document_cache_max_bytes"`
 	CORSAllowOrigin string        `mapstructure:"cors_allow_origin"`
 	LogFormat       string        `mapstructure:"log_format"`
 	LogLevel        string        `mapstructure:"log_level"`
@@ -85,6 +88,8 @@ var Keys = []Key{
 	{Name: "agents", Flag: "agents", Default: "./agents", Help: "sub-agents root directory; when the default is missing, no sub-agent source is configured (the sub-agent tree answers 404)"},
 	{Name: "base_url", Flag: "base-url", Default: "", Help: "public base URL for absolute artifact URLs (e.g. https://skills.example.com); empty derives it from each request"},
 	{Name: "trust_proxy", Flag: "trust-proxy", Default: false, Help: "derive the base URL from X-Forwarded-Proto and X-Forwarded-Host when base_url is empty; enable only behind a proxy that sets them"},
+	{Name: "allowed_hosts", Flag: "allowed-hosts", Default: []string{}, Help: "when base_url is empty, the hosts (host or host:port, as clients send them in Host, or in X-Forwarded-Host with trust_proxy) documents are served for; a request naming another host gets 421 on every document route. Comma-separated in the environment and on the command line. Empty allows any valid host"},
+	{Name: "document_cache_max_bytes", Flag: "document-cache-max-bytes", Default: int64(32 << 20), Help: "most bytes of documents kept for hosts that are neither base_url nor in allowed_hosts, least recently used first out; beyond it such documents are made again per request (a copy and a hash, no render) (0: keep none)"},
 	{Name: "cors_allow_origin", Flag: "cors-allow-origin", Default: "*", Help: "Access-Control-Allow-Origin sent on GET, HEAD and POST responses and preflights; empty sends none (set it empty in the file or with the flag: an empty environment variable counts as unset)"},
 	{Name: "log_format", Flag: "log-format", Default: "auto", Help: "log format: auto (text on a terminal, JSON otherwise), json or text"},
 	{Name: "log_level", Flag: "log-level", Default: "info", Help: "log level: debug, info, warn or error"},
@@ -115,6 +120,10 @@ var Keys = []Key{
 
 var serverNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
+// allowedHostRE is the shape of an allowed_hosts entry: a DNS name or an
+// IP literal, with an optional port.
+var allowedHostRE = regexp.MustCompile(`^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:[0-9]{1,5})?$`)
+
 // ErrUsage marks errors in how the command was invoked (exit code 2).
 var ErrUsage = errors.New("usage error")
 
@@ -137,6 +146,8 @@ func AddFlags(fs *pflag.FlagSet, names ...string) {
 			fs.Int64(k.Flag, d, help)
 		case time.Duration:
 			fs.Duration(k.Flag, d, help)
+		case []string:
+			fs.StringSlice(k.Flag, d, help)
 		}
 	}
 }
@@ -170,7 +181,11 @@ func Load(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) {
 			continue
 		}
 		if f := fs.Lookup(k.Flag); f != nil && f.Changed {
-			v.Set(k.Name, f.Value.String())
+			if list, ok := f.Value.(pflag.SliceValue); ok {
+				v.Set(k.Name, list.GetSlice())
+			} else {
+				v.Set(k.Name, f.Value.String())
+			}
 			explicit[k.Name] = true
 		}
 	}
@@ -241,6 +256,12 @@ func (c *Config) validate() error {
 		}
 		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	}
+	for i, h := range c.AllowedHosts {
+		if m := allowedHostRE.FindStringSubmatch(h); m == nil || m[3] != "" && mustAtoi(m[3][1:]) > 65535 {
+			errs = append(errs, fmt.Errorf("allowed_hosts %q: must be a host name or IP literal with an optional port, as in Host (e.g. skills.example.com or 10.0.0.5:8080), no scheme or path", h))
+		}
+		c.AllowedHosts[i] = strings.ToLower(h)
+	}
 	if !slices.Contains([]string{"auto", "json", "text"}, c.LogFormat) {
 		errs = append(errs, fmt.Errorf("log_format %q: must be auto, json or text", c.LogFormat))
 	}
@@ -268,8 +289,8 @@ func (c *Config) validate() error {
 	if c.ReloadTimeout < 0 || c.ReloadAbandoned < 0 {
 		errs = append(errs, errors.New("reload_timeout and reload_max_abandoned must not be negative (0 disables)"))
 	}
-	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 {
-		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes and shutdown_delay must not be negative"))
+	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 || c.DocCacheBytes < 0 {
+		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes, document_cache_max_bytes and shutdown_delay must not be negative"))
 	}
 	if c.PageSize < 1 {
 		errs = append(errs, fmt.Errorf("page_size %d: must be at least 1", c.PageSize))
@@ -278,6 +299,11 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("shutdown_timeout %s: must be positive", c.ShutdownTimeout))
 	}
 	return errors.Join(errs...)
+}
+
+func mustAtoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 // Names lists every key name, in Keys order.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,10 @@ func TestRejects(t *testing.T) {
 		{"negative front matter limit", nil, map[string]string{"SKILLSERVER_MAX_TAG_CHARS": "-1"}, "", "max_tag_chars"},
 		{"max wait under the debounce", []string{"--watch-debounce", "3s"}, nil, "", "watch_max_wait 2s: must be at least watch_debounce"},
 		{"negative reload timeout", []string{"--reload-timeout", "-1s"}, nil, "", "reload_timeout"},
+		{"allowed host with scheme", []string{"--allowed-hosts", "https://a.test"}, nil, "", "allowed_hosts"},
+		{"allowed host with path", nil, map[string]string{"SKILLSERVER_ALLOWED_HOSTS": "a.test,b.test/x"}, "", `allowed_hosts "b.test/x"`},
+		{"allowed host port out of range", nil, nil, "allowed_hosts: [\"a.test:99999\"]\n", "allowed_hosts"},
+		{"negative document cache", []string{"--document-cache-max-bytes", "-1"}, nil, "", "document_cache_max_bytes"},
 		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
 	}
 	for _, tt := range tests {
@@ -113,6 +118,33 @@ func TestRejects(t *testing.T) {
 				t.Errorf("error %q: want ErrUsage mentioning %q", err, tt.message)
 			}
 		})
+	}
+}
+
+func TestAllowedHostsSources(t *testing.T) {
+	want := []string{"skills.example.com", "10.0.0.5:8080", "[::1]:9"}
+	for _, tt := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"flag", []string{"--allowed-hosts", "Skills.Example.com,10.0.0.5:8080", "--allowed-hosts", "[::1]:9"}, nil},
+		{"env", nil, map[string]string{"SKILLSERVER_ALLOWED_HOSTS": "skills.example.com,10.0.0.5:8080,[::1]:9"}},
+		{"file", nil, map[string]string{"SKILLSERVER_CONFIG": writeConfig(t, "allowed_hosts:\n  - skills.example.com\n  - 10.0.0.5:8080\n  - \"[::1]:9\"\n")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := load(t, tt.args, tt.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.AllowedHosts, want) {
+				t.Errorf("allowed_hosts = %q, want %q", c.AllowedHosts, want)
+			}
+		})
+	}
+	c, err := load(t, nil, nil)
+	if err != nil || len(c.AllowedHosts) != 0 || c.DocCacheBytes != 32<<20 {
+		t.Errorf("defaults: %v, %+v", err, c)
 	}
 }
 

@@ -16,6 +16,9 @@ func MarkdownTable() string {
 			flag = "`--" + k.Flag + "`"
 		}
 		def := fmt.Sprint(k.Default)
+		if l, ok := k.Default.([]string); ok {
+			def = strings.Join(l, ",")
+		}
 		if def == "" {
 			def = "(empty)"
 		}

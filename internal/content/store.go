@@ -62,6 +62,35 @@ func (s *Store) OverlayLen() int {
 	return len(s.blobs)
 }
 
+// EachMissing calls fn with every blob s holds that other does not.
+// What the two share through a base is skipped without being visited, so
+// after a partial reload the cost follows the overlay, not the store.
+func (s *Store) EachMissing(other *Store, fn func(Digest, []byte)) {
+	if s == nil || s == other || other != nil && other.base == s {
+		return // other holds all of s
+	}
+	visit := func(blobs map[Digest][]byte) {
+		for d, b := range blobs {
+			if !other.Has(d) {
+				fn(d, b)
+			}
+		}
+	}
+	visit(s.blobs)
+	if s.base != nil && s.base != other && (other == nil || s.base != other.base) {
+		visit(s.base.blobs)
+	}
+}
+
+// OverlayBytes is the size of the blobs an overlay holds itself (0 for
+// a flat store).
+func (s *Store) OverlayBytes() int64 {
+	if s == nil || s.base == nil {
+		return 0
+	}
+	return s.bytes
+}
+
 // Builder collects blobs for a new Store. It is safe for concurrent use.
 type Builder struct {
 	mu    sync.Mutex

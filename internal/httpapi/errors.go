@@ -15,6 +15,7 @@ var (
 	errMethodNotAllowed = errors.New("method not allowed")
 	errNotReady         = errors.New("not ready: the first scan has not finished")
 	errShuttingDown     = errors.New("not ready: shutting down")
+	errMisdirected      = errors.New("misdirected request")
 )
 
 var errorTable = []struct {
@@ -27,6 +28,7 @@ var errorTable = []struct {
 	{errMethodNotAllowed, http.StatusMethodNotAllowed, "method_not_allowed"},
 	{errNotReady, http.StatusServiceUnavailable, "not_ready"},
 	{errShuttingDown, http.StatusServiceUnavailable, "not_ready"},
+	{errMisdirected, http.StatusMisdirectedRequest, "misdirected_request"},
 	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{errForbidden, http.StatusForbidden, "forbidden"},
 	{errReloadFailed, http.StatusServiceUnavailable, "reload_failed"},

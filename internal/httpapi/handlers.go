@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,9 +69,9 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 		if snap == nil {
 			return
 		}
-		base, ok := s.baseURL(r)
-		if !ok {
-			s.fail(w, r, fmt.Errorf("%w: the Host header is not a valid host name; configure base_url", errBadRequest))
+		base, err := s.documentBase(r)
+		if err != nil {
+			s.fail(w, r, err)
 			return
 		}
 		key, ok := resolve(r)
@@ -105,6 +106,27 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 		h.Set("ETag", digest.ETag())
 		serveBytes(w, r, body)
 	}
+}
+
+// documentBase is the base URL of the documents in this response: the
+// configured one, or one derived from the request, whose host must be
+// listed when allowed_hosts is set. Bases the operator named are Known:
+// their documents are kept for the snapshot's lifetime.
+func (s *Server) documentBase(r *http.Request) (catalog.Base, error) {
+	base, ok := s.baseURL(r)
+	switch {
+	case !ok:
+		return catalog.Base{}, fmt.Errorf("%w: the Host header is not a valid host name; configure base_url", errBadRequest)
+	case s.opts.BaseURL != "":
+		return catalog.Base{URL: base, Known: true}, nil
+	case len(s.opts.AllowedHosts) == 0:
+		return catalog.Base{URL: base}, nil
+	}
+	_, host, _ := strings.Cut(base, "://")
+	if !slices.Contains(s.opts.AllowedHosts, host) {
+		return catalog.Base{}, fmt.Errorf("%w: this server does not serve host %q (allowed_hosts)", errMisdirected, host)
+	}
+	return catalog.Base{URL: base, Known: true}, nil
 }
 
 func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {

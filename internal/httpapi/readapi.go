@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/content"
 )
 
 // Paging of search results.
@@ -71,8 +72,9 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 }
 
 type updateQuery struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
+	Name    string
+	Version string
+	Digest  content.Digest // "" when the item gives none
 }
 
 // handleCheckUpdates answers POST /api/v1/skills/check-updates.
@@ -88,13 +90,14 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]catalog.UpdateCheck, len(qs))
 	for i, q := range qs {
-		out[i] = snap.CheckUpdate(q.Name, q.Version)
+		out[i] = snap.CheckUpdate(q.Name, q.Version, q.Digest)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 // decodeUpdateQueries reads the check-updates body: exactly one JSON
-// array of at most maxUpdateChecks {"name", "version"} objects.
+// array of at most maxUpdateChecks {"name", "version"} objects, each with
+// an optional "digest" of what the client holds.
 func decodeUpdateQueries(w http.ResponseWriter, r *http.Request) ([]updateQuery, error) {
 	const shape = `the body must be one JSON array of {"name": "...", "version": "..."}`
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
@@ -120,11 +123,19 @@ func decodeUpdateQueries(w http.ResponseWriter, r *http.Request) ([]updateQuery,
 		var q struct {
 			Name    *string `json:"name"`
 			Version *string `json:"version"`
+			Digest  *string `json:"digest"`
 		}
 		if err := json.Unmarshal(item, &q); err != nil || q.Name == nil || q.Version == nil {
 			return nil, fmt.Errorf("%w: item %d: %s, both strings", errBadRequest, i, shape)
 		}
 		qs[i] = updateQuery{Name: *q.Name, Version: *q.Version}
+		if q.Digest != nil {
+			d, err := content.ParseDigest(*q.Digest)
+			if err != nil {
+				return nil, fmt.Errorf("%w: item %d: digest: %w", errBadRequest, i, err)
+			}
+			qs[i].Digest = d
+		}
 	}
 	return qs, nil
 }

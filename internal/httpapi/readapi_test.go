@@ -128,6 +128,19 @@ func TestCheckUpdates(t *testing.T) {
 	if got[0].LatestVersion != "1.2.0" || !strings.HasPrefix(got[0].LatestDigest, "sha256:") {
 		t.Errorf("item 0 = %+v", got[0])
 	}
+	// A digest per item decides between equal versions, and is echoed.
+	other := "sha256:" + strings.Repeat("0", 64)
+	r = post(`[{"name":"k8s-deploy","version":"1.2.0","digest":"` + other + `"},{"name":"k8s-deploy","version":"1.2.0","digest":"` + got[0].LatestDigest + `"}]`)
+	got = nil
+	if err := json.Unmarshal(r.body, &got); err != nil || r.code != 200 || len(got) != 2 {
+		t.Fatalf("with digests: %d %s", r.code, r.body)
+	}
+	if !got[0].HasUpdate || got[0].CurrentDigest != other || got[1].HasUpdate {
+		t.Errorf("with digests: %+v", got)
+	}
+	if r := post(`[{"name":"k8s-deploy","version":"1.2.0","digest":"md5:abc"}]`); r.code != 400 || !strings.Contains(string(r.body), "item 0: digest") {
+		t.Errorf("a malformed digest: %d %s", r.code, r.body)
+	}
 	many := "[" + strings.TrimSuffix(strings.Repeat(`{"name":"a","version":"1"},`, 101), ",") + "]"
 	for _, bad := range []string{many, "{", `{"name":"a"}`, `[{"name": 5}]`, "null", "", `[] trailing`, `[][]`, `[{"version":"1"}]`, `[{"name":"a"}]`} {
 		if r := post(bad); r.code != 400 {

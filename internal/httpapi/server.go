@@ -54,6 +54,10 @@ type Options struct {
 	BaseURL string
 	// TrustProxy lets X-Forwarded-Proto/Host set the derived base URL.
 	TrustProxy bool
+	// AllowedHosts, when BaseURL is "", lists the hosts (host[:port],
+	// lower case) documents may be derived for; others get 421. Empty
+	// allows any valid host.
+	AllowedHosts []string
 	// CORSAllowOrigin is sent as Access-Control-Allow-Origin on GET and
 	// HEAD; "" sends none.
 	CORSAllowOrigin string

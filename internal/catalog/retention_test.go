@@ -1,0 +1,166 @@
+package catalog
+
+import (
+	"crypto/rand"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/skillserver/skillserver/internal/content"
+)
+
+// retiredOnlyBytes is what the retired snapshots hold that the published
+// one does not, each blob counted once, found through the published
+// documents' digests rather than through retention's own accounting.
+func retiredOnlyBytes(c *Catalog) int64 {
+	cur := c.Current().Store
+	seen := map[content.Digest]bool{}
+	var n int64
+	count := func(s *Snapshot, d content.Digest) {
+		if b, ok := s.Store.Get(d); ok && !cur.Has(d) && !seen[d] {
+			seen[d] = true
+			n += int64(len(b))
+		}
+	}
+	for _, s := range c.Retired() {
+		for _, sk := range s.Skills {
+			for _, v := range sk.Versions {
+				count(s, v.SkillMD)
+				if v.Type == TypeArchive {
+					count(s, v.Archive)
+				}
+				for _, r := range v.Resources {
+					count(s, r.Digest)
+				}
+			}
+		}
+	}
+	return n
+}
+
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// TestRetentionBoundsRetiredSnapshots: rewriting a large resource eight
+// times retires eight snapshots, each holding the old file and archive.
+// What they hold counts against retention_max_bytes, so the oldest are
+// dropped, and the live heap grows by about the bound, not by eight
+// copies.
+func TestRetentionBoundsRetiredSnapshots(t *testing.T) {
+	const size = 4 << 20
+	const bound = 10 << 20
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+	big := make([]byte, size) // random: the archive is as large as the file
+	write := func() {
+		rand.Read(big)
+		writeFile(t, filepath.Join(root, "a", "big.bin"), string(big), 0o644)
+	}
+	write()
+	start := liveHeap()
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{RetentionMaxBytes: bound})
+	for i := range 8 {
+		write()
+		if _, err := c.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		st := c.Retention()
+		if st.Bytes > bound {
+			t.Errorf("rewrite %d: retention holds %d bytes, bound %d", i, st.Bytes, bound)
+		}
+		if held := retiredOnlyBytes(c); held > st.Bytes || held > bound {
+			t.Errorf("rewrite %d: retired snapshots hold %d bytes the published one does not; retention counts %d, bound %d", i, held, st.Bytes, bound)
+		}
+	}
+	// The published snapshot holds the file and its archive, the scan
+	// cache the file; retention at most the bound. Eight retired copies
+	// would be 64 MiB more.
+	if grown, want := liveHeap()-start, int64(3*size+bound+8<<20); grown > want {
+		t.Errorf("the live heap grew by %d MiB after 8 rewrites, want at most %d MiB", grown>>20, want>>20)
+	}
+	if st := c.Retention(); st.SnapshotsDropped == 0 || st.Snapshots == 0 {
+		t.Errorf("stats %+v: want some retired snapshots kept and some dropped for the bound", st)
+	}
+	runtime.KeepAlive(c)
+}
+
+// TestRetentionExpiresOnATimer: what a reload retired is released when
+// its window ends, with no further reload.
+func TestRetentionExpiresOnATimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		root := t.TempDir()
+		writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+		writeFile(t, filepath.Join(root, "a", "ref.md"), "one", 0o644)
+		c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: time.Minute})
+		writeFile(t, filepath.Join(root, "a", "ref.md"), "two", 0o644)
+		if _, err := c.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if st := c.Retention(); st.Snapshots != 1 || st.Bytes == 0 {
+			t.Fatalf("after the reload: %+v, want one retired snapshot and its bytes", st)
+		}
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		if st := c.Retention(); st.Snapshots != 1 {
+			t.Fatalf("released before the window ended: %+v", st)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if st := c.Retention(); st.Snapshots != 0 || st.Bytes != 0 || st.Artifacts != 0 {
+			t.Errorf("a minute after the reload, retention still holds %+v", st)
+		}
+	})
+}
+
+// TestPartialUpdatesDropRewrittenBlobs: partial reloads lay new blobs
+// over the previous store. A large file rewritten through the watch must
+// not leave every earlier version in the published store: the overlay is
+// flattened once it outgrows an eighth of the store in bytes, not only
+// in blobs.
+func TestPartialUpdatesDropRewrittenBlobs(t *testing.T) {
+	const size = 1 << 20
+	root := t.TempDir()
+	for i := range 300 {
+		name := fmt.Sprintf("s%03d", i)
+		writeFile(t, filepath.Join(root, name, "SKILL.md"), skillMD(name), 0o644)
+	}
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
+	big := make([]byte, size)
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: -1})
+	for range 8 {
+		rand.Read(big)
+		writeFile(t, filepath.Join(root, "a", "big.bin"), string(big), 0o644)
+		if _, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"a": true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := c.Current()
+	var live int64
+	for _, sk := range snap.Skills {
+		for _, v := range sk.Versions {
+			for _, d := range append([]content.Digest{v.SkillMD, v.Archive}, resourceDigests(v)...) {
+				if b, ok := snap.Store.Get(d); ok {
+					live += int64(len(b))
+				}
+			}
+		}
+	}
+	if got := snap.Store.Bytes(); got > 3*live {
+		t.Errorf("the published store holds %d MiB for %d MiB it serves", got>>20, live>>20)
+	}
+}
+
+func resourceDigests(v *SkillVersion) []content.Digest {
+	var out []content.Digest
+	for _, r := range v.Resources {
+		out = append(out, r.Digest)
+	}
+	return out
+}
