@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
@@ -181,6 +182,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		AdminToken:      cfg.AdminToken,
 		Reloader:        reloader,
 		Observer:        m,
+		ReadBodyTimeout: cfg.ReadBodyTO,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
@@ -191,16 +193,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	httpServer := &http.Server{
-		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		// Requests must not see the shutdown signal: they keep working
-		// through shutdown_delay and the drain.
-		BaseContext: func(net.Listener) context.Context { return runCtx },
+	limits := httpapi.ConnLimits{
+		MaxConns:          maxConnections(cfg.MaxConnections),
+		ReadHeaderTimeout: cfg.ReadHeaderTO,
+		IdleTimeout:       cfg.IdleTimeout,
 	}
+	httpServer, ln := httpapi.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	// Requests must not see the shutdown signal: they keep working
+	// through shutdown_delay and the drain.
+	httpServer.BaseContext = func(net.Listener) context.Context { return runCtx }
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", version)
@@ -212,7 +213,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
-		metricsServer := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+		// Scrapers are few: a small cap of its own, within the headroom
+		// maxConnections leaves.
+		metricsLimits := limits
+		metricsLimits.MaxConns = metricsMaxConns
+		metricsServer, mln := httpapi.NewHTTPServer(mux, mln, metricsLimits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 		go func() { serveErr <- metricsServer.Serve(mln) }()
 		defer metricsServer.Close()
 		log.Info("metrics listening", "addr", mln.Addr().String())
@@ -264,6 +269,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 			return shutdown(httpServer, cfg.ShutdownTimeout, log)
 		}
 	}
+}
+
+// Connection caps: what max_connections 0 leaves of the open-file limit
+// for the scan, the watch and the metrics listener, and the most it picks.
+const (
+	fdHeadroom      = 64
+	autoMaxConns    = 4096
+	metricsMaxConns = 16
+)
+
+// maxConnections is the configured cap, or for 0 one that keeps accept
+// from ever running out of descriptors.
+func maxConnections(configured int) int {
+	if configured > 0 {
+		return configured
+	}
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > autoMaxConns+fdHeadroom {
+		return autoMaxConns
+	}
+	return max(int(rl.Cur)-fdHeadroom, metricsMaxConns)
 }
 
 // shutdown drains in-flight requests for at most timeout, then closes what

@@ -65,6 +65,8 @@ type Options struct {
 	Observer Observer
 	// Metrics, if set, is served at /metrics.
 	Metrics http.Handler
+	// ReadBodyTimeout bounds the time to read a request body; 0 does not.
+	ReadBodyTimeout time.Duration
 }
 
 // Observer records request metrics (metrics.Metrics).
@@ -88,7 +90,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(s.observe, s.recoverPanics, discardHeadBodies, s.cors)
+	r.Use(bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})

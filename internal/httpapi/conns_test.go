@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// serveReal serves s on 127.0.0.1:0 the way the program does, and returns
+// its address.
+func serveReal(t *testing.T, s *Server, l ConnLimits) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, ln := NewHTTPServer(s, ln, l, nil)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// A body that stops arriving is answered and its connection closed after
+// ReadBodyTimeout; before, it held the connection for as long as the
+// client liked.
+func TestSlowBodyTimesOut(t *testing.T) {
+	s, _ := newTestServer(t, Options{ReadBodyTimeout: 100 * time.Millisecond})
+	addr := serveReal(t, s, ConnLimits{ReadHeaderTimeout: time.Second})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "POST /api/v1/skills/check-updates HTTP/1.1\r\nHost: a\r\nContent-Length: 1000\r\n\r\n[")
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(c)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatal("the connection is still open 10s after the body stopped; read_body_timeout is 100ms")
+	}
+	if !strings.HasPrefix(string(got), "HTTP/1.1 400 ") {
+		t.Errorf("answer %q, want a 400", got)
+	}
+}
