@@ -162,10 +162,35 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ObserveRequest records one answered request. route must be a route
-// pattern, never a raw path.
+// pattern, never a raw path. Method and code are folded into fixed sets,
+// since any token is a valid method: a label value per invented one would
+// grow the series without bound.
 func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	method = methodLabel(method)
+	m.httpRequests.WithLabelValues(route, method, codeLabel(code)).Inc()
 	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
+}
+
+// methodLabel is method if RFC 9110 defines it, else "other".
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// codeLabel is code if net/http knows it, else its class ("5xx"), else
+// "other".
+func codeLabel(code int) string {
+	switch {
+	case http.StatusText(code) != "":
+		return strconv.Itoa(code)
+	case code >= 100 && code <= 599:
+		return strconv.Itoa(code/100) + "xx"
+	}
+	return "other"
 }
 
 // ObservePanic records a recovered handler panic.
