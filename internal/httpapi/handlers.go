@@ -221,7 +221,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	h := w.Header()
 	var body []byte
 	var ok bool
-	if q, pinned := r.URL.Query()["digest"]; pinned {
+	if q, pinned := query(r)["digest"]; pinned {
 		want, err := content.ParseDigest(q[0])
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("%w: digest parameter: %w", errBadRequest, err))

@@ -149,6 +149,7 @@ func TestArtifactSemantics(t *testing.T) {
 	md, _ := snap.Store.Get(v.SkillMD)
 	zipPath := "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"
 	etag := `"` + v.Archive.String() + `"`
+	tooMany := strings.Repeat("a=1&", 10000) // url.ParseQuery keeps at most 10,000
 
 	tests := []struct {
 		name    string
@@ -163,6 +164,10 @@ func TestArtifactSemantics(t *testing.T) {
 		{"pinned archive", "GET", zipPath + "?digest=" + v.Archive.String(), nil, 200, zipBytes, map[string]string{"Cache-Control": "public, max-age=31536000, immutable"}},
 		{"pinned to other bytes", "GET", zipPath + "?digest=" + v.SkillMD.String(), nil, 404, nil, nil},
 		{"pinned malformed", "GET", zipPath + "?digest=sha256:XYZ", nil, 400, nil, nil},
+		{"pinned past the parameter limit", "GET", zipPath + "?" + tooMany + "digest=sha256:XYZ", nil, 400, nil, nil},
+		{"pinned with a semicolon", "GET", zipPath + "?digest=sha256:XYZ;a", nil, 400, nil, nil},
+		{"search past the parameter limit", "GET", "/api/v1/skills?" + tooMany + "take=x", nil, 400, nil, nil},
+		{"bad escape in the query", "GET", "/api/v1/skills?q=%zz", nil, 400, nil, nil},
 		{"head", "HEAD", zipPath, nil, 200, []byte{}, map[string]string{"ETag": etag, "Content-Type": "application/zip"}},
 		{"not modified", "GET", zipPath, []string{"If-None-Match", etag}, 304, []byte{}, map[string]string{"ETag": etag}},
 		{"stale etag", "GET", zipPath, []string{"If-None-Match", `"sha256:0"`}, 200, zipBytes, nil},

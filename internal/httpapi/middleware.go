@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"time"
 
@@ -150,4 +152,31 @@ func discardHeadBodies(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type queryKey struct{}
+
+// parseQuery answers 400 when the query string does not parse, instead of
+// letting handlers see what r.URL.Query() kept of it: past
+// url.ParseQuery's parameter limit it keeps nothing, and a pinning
+// ?digest= silently vanished. Handlers read the parsed values with query.
+func (s *Server) parseQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			s.fail(w, r, fmt.Errorf("%w: the query string does not parse: %w", errBadRequest, err))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), queryKey{}, q)))
+	})
+}
+
+// query is the request's parsed query string (parseQuery).
+func query(r *http.Request) url.Values {
+	q, _ := r.Context().Value(queryKey{}).(url.Values)
+	return q
 }
