@@ -173,6 +173,11 @@ func TestArtifactSemantics(t *testing.T) {
 		{"stale etag", "GET", zipPath, []string{"If-None-Match", `"sha256:0"`}, 200, zipBytes, nil},
 		{"range", "GET", zipPath, []string{"Range", "bytes=0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
 		{"range not satisfiable", "GET", zipPath, []string{"Range", "bytes=999999-"}, 416, nil, map[string]string{"Content-Type": "application/json; charset=utf-8", "Content-Range": "bytes */" + itoa(len(zipBytes))}},
+		{"empty suffix range", "GET", zipPath, []string{"Range", "bytes=-0"}, 416, nil, map[string]string{"Content-Range": "bytes */" + itoa(len(zipBytes))}},
+		{"empty suffix range among others", "GET", zipPath, []string{"Range", "bytes=-0, 0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
+		{"empty suffix range, not modified", "GET", zipPath, []string{"Range", "bytes=-0", "If-None-Match", etag}, 304, nil, nil},
+		{"many ranges", "GET", zipPath, []string{"Range", "bytes=" + strings.Repeat("0-0,", maxRanges) + "1-1"}, 200, zipBytes, map[string]string{"Content-Range": ""}},
+		{"as many ranges as allowed", "GET", zipPath, []string{"Range", "bytes=0-0" + strings.Repeat(",2-2", maxRanges-1)}, 206, nil, nil},
 		{"no gzip for artifacts", "GET", zipPath, []string{"Accept-Encoding", "gzip"}, 200, zipBytes, map[string]string{"Content-Encoding": ""}},
 		{"skill md", "GET", "/api/v1/skills/k8s-deploy/1.2.0/SKILL.md", nil, 200, md, map[string]string{"Content-Type": "text/markdown; charset=utf-8"}},
 		{"conventional latest", "GET", "/.well-known/agent-skills/k8s-deploy/SKILL.md", nil, 200, md, nil},
@@ -229,9 +234,25 @@ func TestArtifactSemantics(t *testing.T) {
 }
 
 // TestHeadMatchesGet: every GET route answers HEAD with the same headers and
-// no body.
+// no body, over a real connection, where net/http adds a Content-Length
+// to a GET that the handler left out and cannot add one to a HEAD.
 func TestHeadMatchesGet(t *testing.T) {
 	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	base := "http://" + serveReal(t, s, ConnLimits{})
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	fetch := func(method, p, encoding string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+p, nil)
+		req.Header.Set("Accept-Encoding", encoding)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
 	for _, p := range []string{
 		"/.well-known/agent-skills/index.json",
 		"/.well-known/agent-skills/code-review/SKILL.md",
@@ -240,14 +261,16 @@ func TestHeadMatchesGet(t *testing.T) {
 		"/api/v1/info", "/healthz", "/readyz", "/health",
 		"/api/v1/skills/nope/1/SKILL.md",
 	} {
-		g := do(t, s, "GET", p)
-		h := do(t, s, "HEAD", p)
-		if g.code != h.code || len(h.body) != 0 {
-			t.Errorf("%s: GET %d, HEAD %d with %d body bytes", p, g.code, h.code, len(h.body))
-		}
-		for _, k := range []string{"Content-Type", "ETag", "Content-Length", "Cache-Control"} {
-			if g.header.Get(k) != h.header.Get(k) {
-				t.Errorf("%s: %s GET %q HEAD %q", p, k, g.header.Get(k), h.header.Get(k))
+		for _, enc := range []string{"", "gzip"} {
+			g, _ := fetch("GET", p, enc)
+			h, hbody := fetch("HEAD", p, enc)
+			if g.StatusCode != h.StatusCode || len(hbody) != 0 {
+				t.Errorf("%s (%q): GET %d, HEAD %d with %d body bytes", p, enc, g.StatusCode, h.StatusCode, len(hbody))
+			}
+			for _, k := range []string{"Content-Type", "ETag", "Content-Length", "Content-Encoding", "Cache-Control"} {
+				if g.Header.Get(k) != h.Header.Get(k) {
+					t.Errorf("%s (%q): %s GET %q HEAD %q", p, enc, k, g.Header.Get(k), h.Header.Get(k))
+				}
 			}
 		}
 	}
