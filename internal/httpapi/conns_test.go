@@ -45,3 +45,21 @@ func TestSlowBodyTimesOut(t *testing.T) {
 		t.Errorf("answer %q, want a 400", got)
 	}
 }
+
+// HTTP/1.0 needs no Host header; documents name the address reached
+// instead of answering 400.
+func TestHTTP10WithoutHost(t *testing.T) {
+	s, _ := newTestServer(t, Options{})
+	addr := serveReal(t, s, ConnLimits{ReadHeaderTimeout: time.Second})
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, "GET /.well-known/agent-skills/index.json HTTP/1.0\r\n\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, _ := io.ReadAll(c)
+	if !strings.HasPrefix(string(got), "HTTP/1.0 200 ") || !strings.Contains(string(got), `"http://`+addr+`/api/v1/`) {
+		t.Errorf("answer %.300q, want a 200 with URLs on http://%s", got, addr)
+	}
+}

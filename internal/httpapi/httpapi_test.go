@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -298,12 +299,32 @@ func TestBaseURLFromRequest(t *testing.T) {
 		{"forwarded trusted", true, "a.test", []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "pub.test, b.test"}, "https://pub.test/api/v1/"},
 		{"bad forwarded host", true, "a.test", []string{"X-Forwarded-Host", "x\"y"}, ""},
 		{"bad proto ignored", true, "a.test", []string{"X-Forwarded-Proto", "javascript"}, "http://a.test/api/v1/"},
+		{"ipv4 and port", false, "127.0.0.1:65535", nil, "http://127.0.0.1:65535/api/v1/"},
+		{"ipv6 literal", false, "[::1]:8080", nil, "http://[::1]:8080/api/v1/"},
+		{"ipv6 without port", false, "[2001:db8::1]", nil, "http://[2001:db8::1]/api/v1/"},
+		{"trailing label digits", false, "a-1.b2", nil, "http://a-1.b2/api/v1/"},
+		{"no host: the local address", false, "", nil, "http://127.0.0.1:4321/api/v1/"},
+		{"port out of range", false, "127.0.0.1:99999", nil, ""},
+		{"port zero", false, "a.test:0", nil, ""},
+		{"port with leading zero", false, "a.test:080", nil, ""},
+		{"empty port", false, "a.test:", nil, ""},
+		{"leading hyphen", false, "-x", nil, ""},
+		{"trailing hyphen", false, "x-.test", nil, ""},
+		{"empty label", false, "a..b", nil, ""},
+		{"long label", false, strings.Repeat("a", 64) + ".test", nil, ""},
+		{"ipv4 in brackets", false, "[127.0.0.1]:80", nil, ""},
+		{"bad ipv6", false, "[::zz]", nil, ""},
+		{"ipv6 zone", false, "[fe80::1%25eth0]", nil, ""},
+		{"bare ipv6", false, "::1", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := newTestServer(t, Options{TrustProxy: tt.trust})
 			req := httptest.NewRequest("GET", "/.well-known/agent-skills/index.json", nil)
 			req.Host = tt.host
+			if tt.host == "" {
+				req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4321}))
+			}
 			for i := 0; i+1 < len(tt.headers); i += 2 {
 				req.Header.Set(tt.headers[i], tt.headers[i+1])
 			}
