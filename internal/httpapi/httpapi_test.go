@@ -514,6 +514,49 @@ func TestAdminReload(t *testing.T) {
 	if cat.Current().Generation != 2 {
 		t.Error("the answer came before the snapshot was live")
 	}
+	// Schemes are case-insensitive.
+	for _, h := range []string{"bearer s3cret", "BEARER s3cret", "Bearer  s3cret"} {
+		if r := do(t, s, "POST", "/-/reload", "Authorization", h); r.code != 200 {
+			t.Errorf("Authorization %q: %d, want 200", h, r.code)
+		}
+	}
+	for _, h := range []string{"Basic s3cret", "Bearer", "Bearer ", "Bearers3cret"} {
+		if r := do(t, s, "POST", "/-/reload", "Authorization", h); r.code != 401 {
+			t.Errorf("Authorization %q: %d, want 401", h, r.code)
+		}
+	}
+}
+
+type blockingReloader struct{ started chan struct{} }
+
+func (b blockingReloader) ReloadNow(ctx context.Context) (*catalog.Snapshot, error) {
+	close(b.started)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A reload the client gave up on was logged as a 200.
+func TestAdminReloadClientGone(t *testing.T) {
+	cat := catalog.New(catalog.Source{}, slog.New(slog.DiscardHandler))
+	var logs bytes.Buffer
+	rl := blockingReloader{started: make(chan struct{})}
+	s := NewServer(cat, Options{AdminToken: "t", Reloader: rl}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-rl.started; cancel() }()
+	req := httptest.NewRequestWithContext(ctx, "POST", "/-/reload", nil)
+	req.Header.Set("Authorization", "Bearer t")
+	s.ServeHTTP(httptest.NewRecorder(), req)
+	var line struct {
+		Msg    string
+		Status int
+		Error  string
+	}
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("%v: %s", err, logs.Bytes())
+	}
+	if line.Msg != "request" || line.Status != statusClientClosed || line.Error != context.Canceled.Error() {
+		t.Errorf("logged %s; want status %d and the context's error", logs.Bytes(), statusClientClosed)
+	}
 }
 
 // TestPinnedURLSurvivesReload: a URL read from the feed before a reload

@@ -39,6 +39,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// statusClientClosed is logged and counted for a request whose client
+// went away before anything was answered (nginx's 499), so a reload the
+// client gave up on is not logged as a 200.
+const statusClientClosed = 499
+
 // quietRoutes are probed often; their requests are logged at debug level.
 var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/health": true, "/metrics": true}
 
@@ -68,8 +73,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
+		var cause error
 		if sw.status == 0 {
 			sw.status = http.StatusOK
+			if cause = context.Cause(r.Context()); cause != nil {
+				sw.status = statusClientClosed // nothing was sent
+			}
 		}
 		d := time.Since(start)
 		if s.opts.Observer != nil {
@@ -79,9 +88,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if quietRoutes[route] {
 			level = slog.LevelDebug
 		}
-		s.log.Log(r.Context(), level, "request",
-			"request_id", id, "method", r.Method, "route", route, "path", r.URL.Path,
-			"status", sw.status, "bytes", sw.bytes, "duration", d)
+		attrs := []any{"request_id", id, "method", r.Method, "route", route, "path", r.URL.Path,
+			"status", sw.status, "bytes", sw.bytes, "duration", d}
+		if cause != nil {
+			attrs = append(attrs, "error", cause.Error())
+		}
+		s.log.Log(r.Context(), level, "request", attrs...)
 	})
 }
 

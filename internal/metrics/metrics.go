@@ -181,11 +181,12 @@ func methodLabel(method string) string {
 	return "other"
 }
 
-// codeLabel is code if net/http knows it, else its class ("5xx"), else
+// codeLabel is code if net/http knows it (or it is the 499 logged when a
+// client went away before the answer), else its class ("5xx"), else
 // "other".
 func codeLabel(code int) string {
 	switch {
-	case http.StatusText(code) != "":
+	case http.StatusText(code) != "" || code == 499:
 		return strconv.Itoa(code)
 	case code >= 100 && code <= 599:
 		return strconv.Itoa(code/100) + "xx"

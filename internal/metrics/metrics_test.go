@@ -108,7 +108,7 @@ func TestInventedMethodsShareOneSeries(t *testing.T) {
 	}
 }
 func TestCodeLabel(t *testing.T) {
-	for code, want := range map[int]string{200: "200", 404: "404", 599: "5xx", 299: "2xx", 0: "other", 1000: "other"} {
+	for code, want := range map[int]string{200: "200", 404: "404", 499: "499", 599: "5xx", 299: "2xx", 0: "other", 1000: "other"} {
 		if got := codeLabel(code); got != want {
 			t.Errorf("codeLabel(%d) = %q, want %q", code, got, want)
 		}
