@@ -51,14 +51,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var err error
 	switch cmd {
 	case "serve":
-		err = serve(ctx, rest, getenv, stderr)
+		err = serve(ctx, rest, getenv, stdout, stderr)
 	case "validate":
 		return validate(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 		return exitOK
 	case "healthcheck":
-		err = healthcheck(ctx, rest, getenv, stderr)
+		err = healthcheck(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageSummary)
 		return exitOK
@@ -66,9 +66,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "skillserver: unknown command %q\n%s", cmd, usageSummary)
 		return exitUsage
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK // the usage went to stdout
+	case err != nil:
 		fmt.Fprintf(stderr, "skillserver %s: %v\n", cmd, err)
-		if errors.Is(err, config.ErrUsage) || errors.Is(err, pflag.ErrHelp) {
+		if errors.Is(err, config.ErrUsage) {
 			return exitUsage
 		}
 		return exitFailure
@@ -76,15 +79,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return exitOK
 }
 
-// loadConfig parses a command's flags and loads its configuration.
-func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, *pflag.FlagSet, error) {
+// loadConfig parses a command's flags and loads its configuration. For
+// -h or --help it prints the command's usage to stdout and returns
+// pflag.ErrHelp.
+func loadConfig(name string, args []string, getenv func(string) string, stdout, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, *pflag.FlagSet, error) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "usage: skillserver %s [flags]\n\nflags:\n%s", name, fs.FlagUsages())
+	}
 	config.AddFlags(fs, keys...)
 	if extra != nil {
 		extra(fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		return nil, nil, err
+	} else if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", config.ErrUsage, err)
 	}
 	if fs.NArg() > 0 {
@@ -149,8 +159,8 @@ func buildInfo() httpapi.BuildInfo {
 }
 
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, _, err := loadConfig("serve", args, getenv, stderr, config.Names(), nil)
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, _, err := loadConfig("serve", args, getenv, stdout, stderr, config.Names(), nil)
 	if err != nil {
 		return err
 	}
@@ -307,11 +317,14 @@ func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) error {
 // validate scans exactly what serve would and reports every problem.
 func validate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var format string
-	cfg, _, err := loadConfig("validate", args, getenv, stderr,
+	cfg, _, err := loadConfig("validate", args, getenv, stdout, stderr,
 		[]string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes"},
 		func(fs *pflag.FlagSet) { fs.StringVar(&format, "format", "text", "output format: text or json") })
 	if err == nil && format != "text" && format != "json" {
 		err = fmt.Errorf("%w: --format %q: must be text or json", config.ErrUsage, format)
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
 	}
 	var src catalog.Source
 	if err == nil {
@@ -319,7 +332,7 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "skillserver validate: %v\n", err)
-		if errors.Is(err, config.ErrUsage) || errors.Is(err, pflag.ErrHelp) {
+		if errors.Is(err, config.ErrUsage) {
 			return exitUsage
 		}
 		return exitFailure
@@ -353,9 +366,9 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 
 // healthcheck exits 0 when /readyz answers 200; it is the container
 // image's HEALTHCHECK, since a scratch image has no curl.
-func healthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+func healthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var target string
-	cfg, _, err := loadConfig("healthcheck", args, getenv, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
+	cfg, _, err := loadConfig("healthcheck", args, getenv, stdout, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
 		fs.StringVar(&target, "url", "", "readiness URL (default: http://127.0.0.1:<port of the listen setting>/readyz)")
 	})
 	if err != nil {
