@@ -26,7 +26,7 @@ const testBase = "https://skills.example.com"
 
 var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "1", "rewrite golden files")
 
-func newTestServer(t *testing.T, opts Options) (*Server, *catalog.Snapshot) {
+func newTestServer(t testing.TB, opts Options) (*Server, *catalog.Snapshot) {
 	t.Helper()
 	skills, agents := fixture.ExampleTree(t, "../..")
 	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents,
