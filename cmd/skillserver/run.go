@@ -207,6 +207,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxConns:          maxConnections(cfg.MaxConnections),
 		ReadHeaderTimeout: cfg.ReadHeaderTO,
 		IdleTimeout:       cfg.IdleTimeout,
+		Evicted:           m.ObserveEviction,
 	}
 	httpServer, ln := httpapi.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	// Requests must not see the shutdown signal: they keep working

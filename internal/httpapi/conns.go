@@ -24,6 +24,8 @@ type ConnLimits struct {
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long.
 	IdleTimeout time.Duration
+	// Evicted, if set, is called for every connection evicted at the cap.
+	Evicted func()
 }
 
 // NewHTTPServer returns the http.Server for h, with the limits, and the
@@ -40,7 +42,7 @@ func NewHTTPServer(h http.Handler, ln net.Listener, l ConnLimits, errLog *log.Lo
 	if l.MaxConns <= 0 {
 		return srv, ln
 	}
-	cl := &connListener{Listener: ln, max: l.MaxConns, conns: map[*trackedConn]struct{}{},
+	cl := &connListener{Listener: ln, max: l.MaxConns, evicted: l.Evicted, conns: map[*trackedConn]struct{}{},
 		changed: make(chan struct{}, 1), closed: make(chan struct{})}
 	srv.ConnState = cl.track
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
@@ -68,6 +70,7 @@ type connKey struct{}
 type connListener struct {
 	net.Listener
 	max       int
+	evicted   func()
 	changed   chan struct{} // a connection closed or changed phase
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -121,6 +124,9 @@ func (l *connListener) Accept() (net.Conn, error) {
 		l.mu.Unlock()
 		if victim != nil {
 			_ = victim.Conn.Close()
+			if l.evicted != nil {
+				l.evicted()
+			}
 		}
 		return tc, nil
 	}
@@ -220,6 +226,15 @@ func (c *trackedConn) release() {
 func (c *trackedConn) Close() error {
 	c.release()
 	return c.Conn.Close()
+}
+
+// CloseWrite lets net/http half-close a TCP connection before closing it,
+// as it does on an unwrapped one, so the client reads the whole answer.
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 // bodyDeadline bounds the time to read a request body (readBodyTimeout

@@ -29,6 +29,7 @@ type Metrics struct {
 	httpRequests  *prometheus.CounterVec
 	httpDuration  *prometheus.HistogramVec
 	httpPanics    prometheus.Counter
+	connsEvicted  prometheus.Counter
 	reloads       *prometheus.CounterVec
 	reloadSeconds prometheus.Histogram
 	generation    prometheus.Gauge
@@ -68,6 +69,10 @@ func New(b Build) *Metrics {
 		httpPanics: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_panics_total",
 			Help: "Handler panics recovered into a 500 response.",
+		}),
+		connsEvicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_connections_evicted_total",
+			Help: "Connections closed at max_connections to make room for a new one: idle ones, or ones still sending their request.",
 		}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "reload_total",
@@ -120,6 +125,7 @@ func New(b Build) *Metrics {
 	f(m.httpRequests)
 	f(m.httpDuration)
 	f(m.httpPanics)
+	f(m.connsEvicted)
 	f(m.reloads)
 	f(m.reloadSeconds)
 	f(m.generation)
@@ -193,6 +199,10 @@ func codeLabel(code int) string {
 	}
 	return "other"
 }
+
+// ObserveEviction records a connection closed to make room at the
+// connection cap.
+func (m *Metrics) ObserveEviction() { m.connsEvicted.Inc() }
 
 // ObservePanic records a recovered handler panic.
 func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
