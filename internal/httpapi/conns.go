@@ -54,8 +54,8 @@ func NewHTTPServer(h http.Handler, ln net.Listener, l ConnLimits, errLog *log.Lo
 	return srv, cl
 }
 
-// connPhase is where a connection is in its request cycle, in the order
-// connections are evicted at the cap: idle first, never serving.
+// connPhase is where a connection is in its request cycle. Idle and
+// reading connections may be evicted at the cap, serving ones never.
 type connPhase int
 
 const (
