@@ -14,7 +14,7 @@ REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
 CREATED    ?= $(or $(DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 IMAGE_ROOT := bin/image-root
 
-.PHONY: help build run test test-short lint golden validate clean docker
+.PHONY: help build run test test-short lint golden validate clean docker fuzz
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -37,6 +37,18 @@ lint: ## gofmt, go vet and staticcheck
 
 test-short: ## unit tests only (no interop, no race detector)
 	$(GO) test -short ./...
+
+# Every Fuzz function in the repository, found by `go test -list`, each
+# run for FUZZTIME; `make test` runs only their seed corpora.
+FUZZTIME ?= 30s
+
+fuzz: ## run every fuzz test for FUZZTIME (default 30s) each
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for fn in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$fn"; \
+			$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
 
 golden: ## regenerate golden files under testdata/golden
 	UPDATE_GOLDEN=1 $(GO) test -count=1 ./...

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
@@ -50,14 +51,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	var err error
 	switch cmd {
 	case "serve":
-		err = serve(ctx, rest, getenv, stderr)
+		err = serve(ctx, rest, getenv, stdout, stderr)
 	case "validate":
 		return validate(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 		return exitOK
 	case "healthcheck":
-		err = healthcheck(ctx, rest, getenv, stderr)
+		err = healthcheck(ctx, rest, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageSummary)
 		return exitOK
@@ -65,9 +66,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "skillserver: unknown command %q\n%s", cmd, usageSummary)
 		return exitUsage
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
+		return exitOK // the usage went to stdout
+	case err != nil:
 		fmt.Fprintf(stderr, "skillserver %s: %v\n", cmd, err)
-		if errors.Is(err, config.ErrUsage) || errors.Is(err, pflag.ErrHelp) {
+		if errors.Is(err, config.ErrUsage) {
 			return exitUsage
 		}
 		return exitFailure
@@ -75,15 +79,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return exitOK
 }
 
-// loadConfig parses a command's flags and loads its configuration.
-func loadConfig(name string, args []string, getenv func(string) string, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, *pflag.FlagSet, error) {
+// loadConfig parses a command's flags and loads its configuration. For
+// -h or --help it prints the command's usage to stdout and returns
+// pflag.ErrHelp.
+func loadConfig(name string, args []string, getenv func(string) string, stdout, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, *pflag.FlagSet, error) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "usage: skillserver %s [flags]\n\nflags:\n%s", name, fs.FlagUsages())
+	}
 	config.AddFlags(fs, keys...)
 	if extra != nil {
 		extra(fs)
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
+		return nil, nil, err
+	} else if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", config.ErrUsage, err)
 	}
 	if fs.NArg() > 0 {
@@ -152,8 +163,8 @@ func buildInfo() httpapi.BuildInfo {
 }
 
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
-func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, _, err := loadConfig("serve", args, getenv, stderr, config.Names(), nil)
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, _, err := loadConfig("serve", args, getenv, stdout, stderr, config.Names(), nil)
 	if err != nil {
 		return err
 	}
@@ -191,6 +202,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		AdminToken:      cfg.AdminToken,
 		Reloader:        reloader,
 		Observer:        m,
+		ReadBodyTimeout: cfg.ReadBodyTO,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
@@ -201,16 +213,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	httpServer := &http.Server{
-		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		// Requests must not see the shutdown signal: they keep working
-		// through shutdown_delay and the drain.
-		BaseContext: func(net.Listener) context.Context { return runCtx },
+	limits := httpapi.ConnLimits{
+		MaxConns:          maxConnections(cfg.MaxConnections),
+		ReadHeaderTimeout: cfg.ReadHeaderTO,
+		IdleTimeout:       cfg.IdleTimeout,
+		Evicted:           m.ObserveEviction,
 	}
+	httpServer, ln := httpapi.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	// Requests must not see the shutdown signal: they keep working
+	// through shutdown_delay and the drain.
+	httpServer.BaseContext = func(net.Listener) context.Context { return runCtx }
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- httpServer.Serve(ln) }()
 	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", version)
@@ -222,7 +234,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
-		metricsServer := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+		// Scrapers are few: a small cap of its own, within the headroom
+		// maxConnections leaves.
+		metricsLimits := limits
+		metricsLimits.MaxConns = metricsMaxConns
+		metricsServer, mln := httpapi.NewHTTPServer(mux, mln, metricsLimits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 		go func() { serveErr <- metricsServer.Serve(mln) }()
 		defer metricsServer.Close()
 		log.Info("metrics listening", "addr", mln.Addr().String())
@@ -298,6 +314,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 }
 
+// Connection caps: what max_connections 0 leaves of the open-file limit
+// for the scan, the watch and the metrics listener, and the most it picks.
+const (
+	fdHeadroom      = 64
+	autoMaxConns    = 4096
+	metricsMaxConns = 16
+)
+
+// maxConnections is the configured cap, or for 0 one that keeps accept
+// from ever running out of descriptors.
+func maxConnections(configured int) int {
+	if configured > 0 {
+		return configured
+	}
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > autoMaxConns+fdHeadroom {
+		return autoMaxConns
+	}
+	return max(int(rl.Cur)-fdHeadroom, metricsMaxConns)
+}
+
 // shutdown drains in-flight requests for at most timeout, then closes what
 // is left.
 func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) error {
@@ -313,12 +350,15 @@ func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) error {
 // validate scans exactly what serve would and reports every problem.
 func validate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var format string
-	cfg, _, err := loadConfig("validate", args, getenv, stderr,
+	cfg, _, err := loadConfig("validate", args, getenv, stdout, stderr,
 		[]string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes",
 			"max_frontmatter_bytes", "max_frontmatter_keys", "max_list_items", "max_value_chars", "max_tag_chars"},
 		func(fs *pflag.FlagSet) { fs.StringVar(&format, "format", "text", "output format: text or json") })
 	if err == nil && format != "text" && format != "json" {
 		err = fmt.Errorf("%w: --format %q: must be text or json", config.ErrUsage, format)
+	}
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
 	}
 	var src catalog.Source
 	if err == nil {
@@ -326,7 +366,7 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "skillserver validate: %v\n", err)
-		if errors.Is(err, config.ErrUsage) || errors.Is(err, pflag.ErrHelp) {
+		if errors.Is(err, config.ErrUsage) {
 			return exitUsage
 		}
 		return exitFailure
@@ -360,9 +400,9 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 
 // healthcheck exits 0 when /readyz answers 200; it is the container
 // image's HEALTHCHECK, since a scratch image has no curl.
-func healthcheck(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+func healthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var target string
-	cfg, _, err := loadConfig("healthcheck", args, getenv, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
+	cfg, _, err := loadConfig("healthcheck", args, getenv, stdout, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
 		fs.StringVar(&target, "url", "", "readiness URL (default: http://127.0.0.1:<port of the listen setting>/readyz)")
 	})
 	if err != nil {

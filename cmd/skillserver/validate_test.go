@@ -111,3 +111,18 @@ func TestHealthcheck(t *testing.T) {
 		t.Errorf("a 404 is unhealthy: exit %d, want 1", code)
 	}
 }
+
+// -h and --help print the command's usage to stdout and exit 0; they
+// printed "usage error: pflag: help requested" and exited 2.
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--help"}, {"validate", "-h"}, {"healthcheck", "--help"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), args, func(string) string { return "" }, &stdout, &stderr)
+		if code != exitOK || stderr.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, stderr.String())
+		}
+		if !strings.HasPrefix(stdout.String(), "usage: skillserver "+args[0]) || !strings.Contains(stdout.String(), "--config") {
+			t.Errorf("%v: stdout %q is not the usage", args, stdout.String())
+		}
+	}
+}

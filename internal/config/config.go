@@ -57,6 +57,10 @@ type Config struct {
 	AdminToken      string        `mapstructure:"admin_token"`
 	Retention       time.Duration `mapstructure:"retention"`
 	RetentionBytes  int64         `mapstructure:"retention_max_bytes"`
+	MaxConnections  int           `mapstructure:"max_connections"`
+	ReadHeaderTO    time.Duration `mapstructure:"read_header_timeout"`
+	ReadBodyTO      time.Duration `mapstructure:"read_body_timeout"`
+	IdleTimeout     time.Duration `mapstructure:"idle_timeout"`
 
 	// Front matter limits, per SKILL.md or agent-md file.
 	MaxFrontmatterBytes int `mapstructure:"max_frontmatter_bytes"`
@@ -101,7 +105,7 @@ var Keys = []Key{
 	{Name: "max_list_items", Flag: "max-list-items", Default: 64, Help: "most items of one front matter list, such as metadata.tags, metadata.examples or tools; a comma-separated tags or examples string counts its parts (0: no limit)"},
 	{Name: "max_value_chars", Flag: "max-value-chars", Default: 1024, Help: "longest front matter key or string value (metadata values, list items, license), in UTF-16 code units; name, version, and description and compatibility of skills have rules of their own (0: no limit)"},
 	{Name: "max_tag_chars", Flag: "max-tag-chars", Default: 128, Help: "longest item of metadata.tags, in UTF-16 code units (0: no limit)"},
-	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named `all` while everything fits"},
+	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named all.json while everything fits"},
 	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
 	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
@@ -114,6 +118,10 @@ var Keys = []Key{
 	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
 	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it (0: no bound)"},
+	{Name: "max_connections", Flag: "max-connections", Default: 0, Help: "most client connections open at once; at the cap a new client evicts the connection that has been idle or sending its request the longest (once it had half a second), never one being answered, and waits while there is none. 0 picks the open-file limit less 64, at most 4096"},
+	{Name: "read_header_timeout", Flag: "read-header-timeout", Default: 5 * time.Second, Help: "how long a client may take to send a request's headers before the connection is closed"},
+	{Name: "read_body_timeout", Flag: "read-body-timeout", Default: 30 * time.Second, Help: "how long a client may take to send a request body (check-updates, reload) once the headers are in; then the connection is closed. Responses are not bounded: slow downloads keep going"},
+	{Name: "idle_timeout", Flag: "idle-timeout", Default: 60 * time.Second, Help: "how long a keep-alive connection may wait for its next request"},
 	{Name: "shutdown_delay", Flag: "shutdown-delay", Default: time.Duration(0), Help: "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 so load balancers stop sending traffic, then drain (e.g. 5s behind Kubernetes)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 }
@@ -291,6 +299,17 @@ func (c *Config) validate() error {
 	}
 	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 || c.DocCacheBytes < 0 {
 		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes, document_cache_max_bytes and shutdown_delay must not be negative"))
+	}
+	if c.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("max_connections %d: must not be negative (0 picks one from the open-file limit)", c.MaxConnections))
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"read_header_timeout", c.ReadHeaderTO}, {"read_body_timeout", c.ReadBodyTO}, {"idle_timeout", c.IdleTimeout}} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: must be positive", d.name, d.v))
+		}
 	}
 	if c.PageSize < 1 {
 		errs = append(errs, fmt.Errorf("page_size %d: must be at least 1", c.PageSize))

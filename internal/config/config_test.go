@@ -173,3 +173,15 @@ func TestConfigurationDocIsCurrent(t *testing.T) {
 		t.Errorf("%s is out of date with internal/config.Keys; run `make golden`", path)
 	}
 }
+
+// pflag takes a back-quoted word in a flag's help as its type: the help
+// showed "--page-size all" where "int" belonged.
+func TestFlagHelpShowsTypes(t *testing.T) {
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	AddFlags(fs, Names()...)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if name, _ := pflag.UnquoteUsage(f); strings.Contains(f.Usage, "`") {
+			t.Errorf("--%s shows as %q in the help instead of its type: no back quotes in help texts", f.Name, name)
+		}
+	})
+}

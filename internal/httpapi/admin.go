@@ -40,8 +40,8 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: the admin endpoint is disabled (set admin_token to enable it)", errNotFound))
 		return
 	}
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || token == "" {
+	token, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="skillserver"`)
 		s.fail(w, r, errUnauthorized)
 		return
@@ -56,7 +56,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	snap, err := s.opts.Reloader.ReloadNow(r.Context())
 	if err != nil {
 		if r.Context().Err() != nil {
-			return // the client went away
+			return // the client went away; observe logs statusClientClosed
 		}
 		s.log.ErrorContext(r.Context(), "admin reload failed", "error", err)
 		s.fail(w, r, errReloadFailed)
@@ -70,4 +70,12 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		Generation: snap.Generation, Skills: len(snap.Skills), Agents: len(snap.Agents),
 		Errors: snap.ErrorCount(), Problems: problems,
 	})
+}
+
+// bearerToken is the token of an "Authorization: Bearer <token>" header.
+// The scheme is case-insensitive (RFC 9110 §11.1).
+func bearerToken(h string) (string, bool) {
+	scheme, token, _ := strings.Cut(h, " ")
+	token = strings.TrimLeft(token, " ")
+	return token, strings.EqualFold(scheme, "Bearer") && token != ""
 }

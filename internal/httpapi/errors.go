@@ -81,10 +81,17 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // 412) into JSON error bodies, and discards ServeContent's plain-text body.
 type jsonErrorWriter struct {
 	http.ResponseWriter
+	size   int // of the whole body
 	failed bool
 }
 
 func (w *jsonErrorWriter) WriteHeader(status int) {
+	// ServeContent leaves Content-Length out of a whole encoded body (it
+	// guards against compressing writers); net/http then counts a GET's
+	// bytes but cannot count a HEAD's, and the two differed.
+	if h := w.Header(); status == http.StatusOK && h.Get("Content-Length") == "" {
+		h.Set("Content-Length", strconv.Itoa(w.size))
+	}
 	if status >= 400 && !w.failed {
 		w.failed = true
 		code := "bad_request"

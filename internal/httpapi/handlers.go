@@ -243,7 +243,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	h := w.Header()
 	var body []byte
 	var ok bool
-	if q, pinned := r.URL.Query()["digest"]; pinned {
+	if q, pinned := query(r)["digest"]; pinned {
 		want, err := content.ParseDigest(q[0])
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("%w: digest parameter: %w", errBadRequest, err))
@@ -303,7 +303,58 @@ func setArtifactSecurity(h http.Header) {
 // serveBytes answers with b under http.ServeContent's semantics
 // (If-None-Match, Range, HEAD), its error statuses as JSON.
 func serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
-	http.ServeContent(&jsonErrorWriter{ResponseWriter: w}, r, "", time.Time{}, bytes.NewReader(b))
+	if h := r.Header.Get("Range"); h != "" {
+		if fixed := rangeHeader(h, len(b)); fixed != h {
+			r2 := *r
+			r2.Header = r.Header.Clone()
+			if fixed == "" {
+				r2.Header.Del("Range")
+			} else {
+				r2.Header.Set("Range", fixed)
+			}
+			r = &r2
+		}
+	}
+	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, size: len(b)}, r, "", time.Time{}, bytes.NewReader(b))
+}
+
+// maxRanges is the most ranges one request may ask for. Every part of a
+// multipart/byteranges answer carries its own headers, so hundreds of
+// one-byte ranges made a body 100 times the file; past the limit the
+// whole file is sent (RFC 9110 lets a server ignore Range).
+const maxRanges = 16
+
+// rangeHeader is the Range header h as http.ServeContent should see it
+// for a body of size bytes: "" to ignore it (more than maxRanges ranges),
+// and without zero-length suffix ranges ("-0"), which are unsatisfiable
+// (RFC 9110 §14.1.1) but ServeContent answered with a 206 and a malformed
+// Content-Range. When only those were asked for, it names a range past
+// the end, so ServeContent answers 416 after its precondition checks.
+func rangeHeader(h string, size int) string {
+	specs, ok := strings.CutPrefix(h, "bytes=")
+	if !ok {
+		return h // ServeContent rejects or ignores it itself
+	}
+	parts := strings.Split(specs, ",")
+	if len(parts) > maxRanges {
+		return ""
+	}
+	kept := parts[:0]
+	for _, p := range parts {
+		if suffix, ok := strings.CutPrefix(strings.TrimSpace(p), "-"); ok {
+			if n, err := strconv.ParseInt(suffix, 10, 64); err == nil && n == 0 {
+				continue
+			}
+		}
+		kept = append(kept, p)
+	}
+	switch {
+	case len(kept) == len(parts):
+		return h
+	case len(kept) == 0:
+		return "bytes=" + strconv.Itoa(size) + "-"
+	}
+	return "bytes=" + strings.Join(kept, ",")
 }
 
 // contentTypes is a fixed table, not the host's mime database, so every

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -25,7 +26,7 @@ const testBase = "https://skills.example.com"
 
 var update = flag.Bool("update", os.Getenv("UPDATE_GOLDEN") == "1", "rewrite golden files")
 
-func newTestServer(t *testing.T, opts Options) (*Server, *catalog.Snapshot) {
+func newTestServer(t testing.TB, opts Options) (*Server, *catalog.Snapshot) {
 	t.Helper()
 	skills, agents := fixture.ExampleTree(t, "../..")
 	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents,
@@ -149,6 +150,7 @@ func TestArtifactSemantics(t *testing.T) {
 	md, _ := snap.Store.Get(v.SkillMD)
 	zipPath := "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"
 	etag := `"` + v.Archive.String() + `"`
+	tooMany := strings.Repeat("a=1&", 10000) // url.ParseQuery keeps at most 10,000
 
 	tests := []struct {
 		name    string
@@ -163,11 +165,20 @@ func TestArtifactSemantics(t *testing.T) {
 		{"pinned archive", "GET", zipPath + "?digest=" + v.Archive.String(), nil, 200, zipBytes, map[string]string{"Cache-Control": "public, max-age=31536000, immutable"}},
 		{"pinned to other bytes", "GET", zipPath + "?digest=" + v.SkillMD.String(), nil, 404, nil, nil},
 		{"pinned malformed", "GET", zipPath + "?digest=sha256:XYZ", nil, 400, nil, nil},
+		{"pinned past the parameter limit", "GET", zipPath + "?" + tooMany + "digest=sha256:XYZ", nil, 400, nil, nil},
+		{"pinned with a semicolon", "GET", zipPath + "?digest=sha256:XYZ;a", nil, 400, nil, nil},
+		{"search past the parameter limit", "GET", "/api/v1/skills?" + tooMany + "take=x", nil, 400, nil, nil},
+		{"bad escape in the query", "GET", "/api/v1/skills?q=%zz", nil, 400, nil, nil},
 		{"head", "HEAD", zipPath, nil, 200, []byte{}, map[string]string{"ETag": etag, "Content-Type": "application/zip"}},
 		{"not modified", "GET", zipPath, []string{"If-None-Match", etag}, 304, []byte{}, map[string]string{"ETag": etag}},
 		{"stale etag", "GET", zipPath, []string{"If-None-Match", `"sha256:0"`}, 200, zipBytes, nil},
 		{"range", "GET", zipPath, []string{"Range", "bytes=0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
 		{"range not satisfiable", "GET", zipPath, []string{"Range", "bytes=999999-"}, 416, nil, map[string]string{"Content-Type": "application/json; charset=utf-8", "Content-Range": "bytes */" + itoa(len(zipBytes))}},
+		{"empty suffix range", "GET", zipPath, []string{"Range", "bytes=-0"}, 416, nil, map[string]string{"Content-Range": "bytes */" + itoa(len(zipBytes))}},
+		{"empty suffix range among others", "GET", zipPath, []string{"Range", "bytes=-0, 0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
+		{"empty suffix range, not modified", "GET", zipPath, []string{"Range", "bytes=-0", "If-None-Match", etag}, 304, nil, nil},
+		{"many ranges", "GET", zipPath, []string{"Range", "bytes=" + strings.Repeat("0-0,", maxRanges) + "1-1"}, 200, zipBytes, map[string]string{"Content-Range": ""}},
+		{"as many ranges as allowed", "GET", zipPath, []string{"Range", "bytes=0-0" + strings.Repeat(",2-2", maxRanges-1)}, 206, nil, nil},
 		{"no gzip for artifacts", "GET", zipPath, []string{"Accept-Encoding", "gzip"}, 200, zipBytes, map[string]string{"Content-Encoding": ""}},
 		{"skill md", "GET", "/api/v1/skills/k8s-deploy/1.2.0/SKILL.md", nil, 200, md, map[string]string{"Content-Type": "text/markdown; charset=utf-8"}},
 		{"conventional latest", "GET", "/.well-known/agent-skills/k8s-deploy/SKILL.md", nil, 200, md, nil},
@@ -224,9 +235,25 @@ func TestArtifactSemantics(t *testing.T) {
 }
 
 // TestHeadMatchesGet: every GET route answers HEAD with the same headers and
-// no body.
+// no body, over a real connection, where net/http adds a Content-Length
+// to a GET that the handler left out and cannot add one to a HEAD.
 func TestHeadMatchesGet(t *testing.T) {
 	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	base := "http://" + serveReal(t, s, ConnLimits{})
+	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	fetch := func(method, p, encoding string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+p, nil)
+		req.Header.Set("Accept-Encoding", encoding)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
 	for _, p := range []string{
 		"/.well-known/agent-skills/index.json",
 		"/.well-known/agent-skills/code-review/SKILL.md",
@@ -235,14 +262,16 @@ func TestHeadMatchesGet(t *testing.T) {
 		"/api/v1/info", "/healthz", "/readyz", "/health",
 		"/api/v1/skills/nope/1/SKILL.md",
 	} {
-		g := do(t, s, "GET", p)
-		h := do(t, s, "HEAD", p)
-		if g.code != h.code || len(h.body) != 0 {
-			t.Errorf("%s: GET %d, HEAD %d with %d body bytes", p, g.code, h.code, len(h.body))
-		}
-		for _, k := range []string{"Content-Type", "ETag", "Content-Length", "Cache-Control"} {
-			if g.header.Get(k) != h.header.Get(k) {
-				t.Errorf("%s: %s GET %q HEAD %q", p, k, g.header.Get(k), h.header.Get(k))
+		for _, enc := range []string{"", "gzip"} {
+			g, _ := fetch("GET", p, enc)
+			h, hbody := fetch("HEAD", p, enc)
+			if g.StatusCode != h.StatusCode || len(hbody) != 0 {
+				t.Errorf("%s (%q): GET %d, HEAD %d with %d body bytes", p, enc, g.StatusCode, h.StatusCode, len(hbody))
+			}
+			for _, k := range []string{"Content-Type", "ETag", "Content-Length", "Content-Encoding", "Cache-Control"} {
+				if g.Header.Get(k) != h.Header.Get(k) {
+					t.Errorf("%s (%q): %s GET %q HEAD %q", p, enc, k, g.Header.Get(k), h.Header.Get(k))
+				}
 			}
 		}
 	}
@@ -270,12 +299,32 @@ func TestBaseURLFromRequest(t *testing.T) {
 		{"forwarded trusted", true, "a.test", []string{"X-Forwarded-Proto", "https", "X-Forwarded-Host", "pub.test, b.test"}, "https://pub.test/api/v1/"},
 		{"bad forwarded host", true, "a.test", []string{"X-Forwarded-Host", "x\"y"}, ""},
 		{"bad proto ignored", true, "a.test", []string{"X-Forwarded-Proto", "javascript"}, "http://a.test/api/v1/"},
+		{"ipv4 and port", false, "127.0.0.1:65535", nil, "http://127.0.0.1:65535/api/v1/"},
+		{"ipv6 literal", false, "[::1]:8080", nil, "http://[::1]:8080/api/v1/"},
+		{"ipv6 without port", false, "[2001:db8::1]", nil, "http://[2001:db8::1]/api/v1/"},
+		{"trailing label digits", false, "a-1.b2", nil, "http://a-1.b2/api/v1/"},
+		{"no host: the local address", false, "", nil, "http://127.0.0.1:4321/api/v1/"},
+		{"port out of range", false, "127.0.0.1:99999", nil, ""},
+		{"port zero", false, "a.test:0", nil, ""},
+		{"port with leading zero", false, "a.test:080", nil, ""},
+		{"empty port", false, "a.test:", nil, ""},
+		{"leading hyphen", false, "-x", nil, ""},
+		{"trailing hyphen", false, "x-.test", nil, ""},
+		{"empty label", false, "a..b", nil, ""},
+		{"long label", false, strings.Repeat("a", 64) + ".test", nil, ""},
+		{"ipv4 in brackets", false, "[127.0.0.1]:80", nil, ""},
+		{"bad ipv6", false, "[::zz]", nil, ""},
+		{"ipv6 zone", false, "[fe80::1%25eth0]", nil, ""},
+		{"bare ipv6", false, "::1", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s, _ := newTestServer(t, Options{TrustProxy: tt.trust})
 			req := httptest.NewRequest("GET", "/.well-known/agent-skills/index.json", nil)
 			req.Host = tt.host
+			if tt.host == "" {
+				req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4321}))
+			}
 			for i := 0; i+1 < len(tt.headers); i += 2 {
 				req.Header.Set(tt.headers[i], tt.headers[i+1])
 			}
@@ -464,6 +513,49 @@ func TestAdminReload(t *testing.T) {
 	}
 	if cat.Current().Generation != 2 {
 		t.Error("the answer came before the snapshot was live")
+	}
+	// Schemes are case-insensitive.
+	for _, h := range []string{"bearer s3cret", "BEARER s3cret", "Bearer  s3cret"} {
+		if r := do(t, s, "POST", "/-/reload", "Authorization", h); r.code != 200 {
+			t.Errorf("Authorization %q: %d, want 200", h, r.code)
+		}
+	}
+	for _, h := range []string{"Basic s3cret", "Bearer", "Bearer ", "Bearers3cret"} {
+		if r := do(t, s, "POST", "/-/reload", "Authorization", h); r.code != 401 {
+			t.Errorf("Authorization %q: %d, want 401", h, r.code)
+		}
+	}
+}
+
+type blockingReloader struct{ started chan struct{} }
+
+func (b blockingReloader) ReloadNow(ctx context.Context) (*catalog.Snapshot, error) {
+	close(b.started)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A reload the client gave up on was logged as a 200.
+func TestAdminReloadClientGone(t *testing.T) {
+	cat := catalog.New(catalog.Source{}, slog.New(slog.DiscardHandler))
+	var logs bytes.Buffer
+	rl := blockingReloader{started: make(chan struct{})}
+	s := NewServer(cat, Options{AdminToken: "t", Reloader: rl}, slog.New(slog.NewJSONHandler(&logs, nil)))
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { <-rl.started; cancel() }()
+	req := httptest.NewRequestWithContext(ctx, "POST", "/-/reload", nil)
+	req.Header.Set("Authorization", "Bearer t")
+	s.ServeHTTP(httptest.NewRecorder(), req)
+	var line struct {
+		Msg    string
+		Status int
+		Error  string
+	}
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("%v: %s", err, logs.Bytes())
+	}
+	if line.Msg != "request" || line.Status != statusClientClosed || line.Error != context.Canceled.Error() {
+		t.Errorf("logged %s; want status %d and the context's error", logs.Bytes(), statusClientClosed)
 	}
 }
 

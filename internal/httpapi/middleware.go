@@ -1,11 +1,13 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"time"
 
@@ -37,6 +39,11 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// statusClientClosed is logged and counted for a request whose client
+// went away before anything was answered (nginx's 499), so a reload the
+// client gave up on is not logged as a 200.
+const statusClientClosed = 499
+
 // quietRoutes are probed often; their requests are logged at debug level.
 var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/health": true, "/metrics": true}
 
@@ -66,8 +73,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if route == "" {
 			route = "unmatched"
 		}
+		var cause error
 		if sw.status == 0 {
 			sw.status = http.StatusOK
+			if cause = context.Cause(r.Context()); cause != nil {
+				sw.status = statusClientClosed // nothing was sent
+			}
 		}
 		d := time.Since(start)
 		if s.opts.Observer != nil {
@@ -77,9 +88,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if quietRoutes[route] {
 			level = slog.LevelDebug
 		}
-		s.log.Log(r.Context(), level, "request",
-			"request_id", id, "method", r.Method, "route", route, "path", r.URL.Path,
-			"status", sw.status, "bytes", sw.bytes, "duration", d)
+		attrs := []any{"request_id", id, "method", r.Method, "route", route, "path", r.URL.Path,
+			"status", sw.status, "bytes", sw.bytes, "duration", d}
+		if cause != nil {
+			attrs = append(attrs, "error", cause.Error())
+		}
+		s.log.Log(r.Context(), level, "request", attrs...)
 	})
 }
 
@@ -150,4 +164,31 @@ func discardHeadBodies(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+type queryKey struct{}
+
+// parseQuery answers 400 when the query string does not parse, instead of
+// letting handlers see what r.URL.Query() kept of it: past
+// url.ParseQuery's parameter limit it keeps nothing, and a pinning
+// ?digest= silently vanished. Handlers read the parsed values with query.
+func (s *Server) parseQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			s.fail(w, r, fmt.Errorf("%w: the query string does not parse: %w", errBadRequest, err))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), queryKey{}, q)))
+	})
+}
+
+// query is the request's parsed query string (parseQuery).
+func query(r *http.Request) url.Values {
+	q, _ := r.Context().Value(queryKey{}).(url.Values)
+	return q
 }

@@ -5,8 +5,10 @@ package httpapi
 
 import (
 	"log/slog"
+	"net"
 	"net/http"
-	"regexp"
+	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -69,6 +71,8 @@ type Options struct {
 	Observer Observer
 	// Metrics, if set, is served at /metrics.
 	Metrics http.Handler
+	// ReadBodyTimeout bounds the time to read a request body; 0 does not.
+	ReadBodyTimeout time.Duration
 }
 
 // Observer records request metrics (metrics.Metrics).
@@ -92,7 +96,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(s.observe, s.recoverPanics, discardHeadBodies, s.cors)
+	r.Use(bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})
@@ -140,10 +144,38 @@ func routingPath(r *http.Request) string {
 	return r.URL.Path
 }
 
-// hostRE is what a base URL's host may hold: a DNS name or an IP literal,
-// with an optional port. Anything else in Host is refused, since it would
+// validHost reports whether host may go into a base URL: a DNS name
+// (labels of letters, digits and inner hyphens) or an IP literal, with an
+// optional port 1-65535. Anything else in Host is refused, since it would
 // end up in every absolute URL of the response.
-var hostRE = regexp.MustCompile(`^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?$`)
+func validHost(host string) bool {
+	name, port := host, ""
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		name, port = host[:i], host[i+1:]
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] < '1' || port[0] > '9' {
+			return false
+		}
+	}
+	if inner, ok := strings.CutPrefix(name, "["); ok {
+		inner, ok = strings.CutSuffix(inner, "]")
+		a, err := netip.ParseAddr(inner)
+		return ok && err == nil && a.Is6() && a.Zone() == ""
+	}
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(name, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range []byte(label) {
+			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // baseURL is the public base for absolute URLs in this response.
 func (s *Server) baseURL(r *http.Request) (string, bool) {
@@ -162,7 +194,13 @@ func (s *Server) baseURL(r *http.Request) (string, bool) {
 			host = h
 		}
 	}
-	if !hostRE.MatchString(host) {
+	if host == "" {
+		// HTTP/1.0 needs no Host: name the address the client reached.
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			host = a.String()
+		}
+	}
+	if !validHost(host) {
 		return "", false
 	}
 	return scheme + "://" + strings.ToLower(host), true

@@ -45,6 +45,7 @@ type Metrics struct {
 	retainedItems   prometheus.Gauge
 	retainEvicted   prometheus.Counter
 	evictedSeen     int64 // retention's cumulative count at the last reload
+	connsEvicted    prometheus.Counter
 }
 
 // Build labels skillserver_build_info.
@@ -71,6 +72,10 @@ func New(b Build) *Metrics {
 		httpPanics: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_panics_total",
 			Help: "Handler panics recovered into a 500 response.",
+		}),
+		connsEvicted: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_connections_evicted_total",
+			Help: "Connections closed at max_connections to make room for a new one: idle ones, or ones still sending their request.",
 		}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "reload_total",
@@ -135,6 +140,7 @@ func New(b Build) *Metrics {
 	f(m.httpRequests)
 	f(m.httpDuration)
 	f(m.httpPanics)
+	f(m.connsEvicted)
 	f(m.reloads)
 	f(m.reloadSeconds)
 	f(m.reloadLastOK)
@@ -180,11 +186,41 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // ObserveRequest records one answered request. route must be a route
-// pattern, never a raw path.
+// pattern, never a raw path. Method and code are folded into fixed sets,
+// since any token is a valid method: a label value per invented one would
+// grow the series without bound.
 func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration) {
-	m.httpRequests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
+	method = methodLabel(method)
+	m.httpRequests.WithLabelValues(route, method, codeLabel(code)).Inc()
 	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
 }
+
+// methodLabel is method if RFC 9110 defines it, else "other".
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return method
+	}
+	return "other"
+}
+
+// codeLabel is code if net/http knows it (or it is the 499 logged when a
+// client went away before the answer), else its class ("5xx"), else
+// "other".
+func codeLabel(code int) string {
+	switch {
+	case http.StatusText(code) != "" || code == 499:
+		return strconv.Itoa(code)
+	case code >= 100 && code <= 599:
+		return strconv.Itoa(code/100) + "xx"
+	}
+	return "other"
+}
+
+// ObserveEviction records a connection closed to make room at the
+// connection cap.
+func (m *Metrics) ObserveEviction() { m.connsEvicted.Inc() }
 
 // ObservePanic records a recovered handler panic.
 func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +106,38 @@ func TestReloadWatchdogMetrics(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.reloadAbandoned); got != 1 {
 		t.Errorf("abandoned = %v, want 1", got)
+	}
+}
+
+// Any token is a valid method; before, each invented one added a series
+// for good (20,000 of them took /metrics from 135 KB to 32 MB).
+func TestInventedMethodsShareOneSeries(t *testing.T) {
+	m := New(Build{Version: "1.2.3"})
+	cat := catalog.New(catalog.Source{SkillsDir: "../../testdata/skills"}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s := httpapi.NewServer(cat, httpapi.Options{Observer: m}, slog.New(slog.DiscardHandler))
+	for i := range 1000 {
+		s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("M"+strconv.Itoa(i), "/healthz", nil))
+		s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("X"+strconv.Itoa(i), "/no/"+strconv.Itoa(i), nil))
+	}
+	s.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/healthz", nil))
+	// "other" 405s (chi matches no route for them), and GET /healthz.
+	if n := testutil.CollectAndCount(m.httpRequests); n > 3 {
+		t.Errorf("%d request series after 2,000 requests with invented methods; want at most 3", n)
+	}
+	if n := testutil.CollectAndCount(m.httpDuration); n > 3 {
+		t.Errorf("%d duration series after 2,000 requests with invented methods; want at most 3", n)
+	}
+	if got := testutil.ToFloat64(m.httpRequests.WithLabelValues("unmatched", "other", "405")); got != 2000 {
+		t.Errorf(`"other" 405s = %v, want 2000`, got)
+	}
+}
+func TestCodeLabel(t *testing.T) {
+	for code, want := range map[int]string{200: "200", 404: "404", 499: "499", 599: "5xx", 299: "2xx", 0: "other", 1000: "other"} {
+		if got := codeLabel(code); got != want {
+			t.Errorf("codeLabel(%d) = %q, want %q", code, got, want)
+		}
 	}
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestServeChild is not a test: it is the server process that
+// TestSlowClientsDoNotStarveOthers starts, under a lower open-file limit
+// than the test binary's own.
+func TestServeChild(t *testing.T) {
+	if os.Getenv("SKILLSERVER_TEST_CHILD") != "1" {
+		t.Skip("helper process of TestSlowClientsDoNotStarveOthers")
+	}
+	os.Exit(run(context.Background(), flag.Args(), os.Getenv, os.Stdout, os.Stderr))
+}
+
+// startChild runs `skillserver serve args...` as a separate process with
+// at most nofile open files, and returns its base URL once it is ready.
+func startChild(t *testing.T, nofile string, args ...string) string {
+	t.Helper()
+	skills, agents := exampleTree(t)
+	full := append([]string{`ulimit -n ` + nofile + ` && exec "$0" "$@"`, os.Args[0], "-test.run=^TestServeChild$", "--",
+		"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--watch=false", "--shutdown-timeout", "2s",
+		"--skills", skills, "--agents", agents}, args...)
+	cmd := exec.Command("sh", append([]string{"-c"}, full...)...)
+	cmd.Env = append(os.Environ(), "SKILLSERVER_TEST_CHILD=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	// The listening line comes before the first scan; wait for readiness
+	// on it, then keep draining the log so the child never blocks on it.
+	lines := bufio.NewScanner(stderr)
+	var url string
+	for url == "" && lines.Scan() {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "listening" {
+			url = "http://" + rec.Addr
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	if url == "" {
+		t.Fatal("the server process ended before it listened")
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if resp, err := http.Get(url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server process is not ready in time")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// attack holds n connections to addr open, each sending prefix and then
+// nothing more, redialling each one the server closes, at most rounds
+// times. It returns once every connection has been opened once; stop ends
+// it and waits for every connection to close.
+func attack(t *testing.T, addr string, n, rounds int, prefix string) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var opened, running sync.WaitGroup
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	for range n {
+		opened.Add(1)
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			first := true
+			for range rounds {
+				c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+				if err == nil {
+					mu.Lock()
+					conns[c] = true
+					mu.Unlock()
+					_, err = io.WriteString(c, prefix)
+				}
+				if first {
+					opened.Done()
+					first = false
+				}
+				if err != nil {
+					return
+				}
+				// Blocks until the server closes the connection (or
+				// answers it), or stop closes it.
+				_, _ = io.Copy(io.Discard, c)
+				c.Close()
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+	}
+	opened.Wait()
+	return func() {
+		cancel()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		running.Wait()
+	}
+}
+
+// TestSlowClientsDoNotStarveOthers is issue 10's item 2 on a small scale:
+// more connections than the server has descriptors, trickling a request
+// body or never finishing their headers, must not keep /healthz and the
+// index from answering. Before the connection cap, accept failed for want
+// of descriptors and every new client waited until the attack ended.
+func TestSlowClientsDoNotStarveOthers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	url := startChild(t, "256")
+	addr := strings.TrimPrefix(url, "http://")
+	slowBody := "POST /api/v1/skills/check-updates HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n[{\"name\":"
+	halfOpen := "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+	stopBody := attack(t, addr, 150, 10, slowBody)
+	defer stopBody()
+	stopHeaders := attack(t, addr, 150, 10, halfOpen)
+	defer stopHeaders()
+
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	defer client.CloseIdleConnections()
+	for i := range 8 {
+		path := "/healthz"
+		if i%2 == 1 {
+			path = "/.well-known/agent-skills/index.json"
+		}
+		resp, err := client.Get(url + path)
+		if err != nil {
+			t.Fatalf("request %d, GET %s during the attack: %v", i, path, err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d, GET %s during the attack: status %d, body: %v", i, path, resp.StatusCode, err)
+		}
+	}
+}

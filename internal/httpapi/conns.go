@@ -1,0 +1,286 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// ConnLimits bound what clients can hold open. Zero values disable a bound.
+type ConnLimits struct {
+	// MaxConns is the most connections open at once. At the cap, a new
+	// connection evicts the one that has waited longest on its client
+	// (idle, or still sending its request), once that has had
+	// evictGrace; connections whose request is being answered are never
+	// evicted. Until one can be, newcomers wait in the listen backlog. So
+	// accept never fails for want of descriptors, and slow clients can
+	// only delay a new one, never shut it out.
+	MaxConns int
+	// ReadHeaderTimeout bounds the time to send the request headers.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes keep-alive connections idle this long.
+	IdleTimeout time.Duration
+	// Evicted, if set, is called for every connection evicted at the cap.
+	Evicted func()
+}
+
+// NewHTTPServer returns the http.Server for h, with the limits, and the
+// listener to serve it on (ln, wrapped to enforce MaxConns). errLog
+// receives net/http's own complaints.
+func NewHTTPServer(h http.Handler, ln net.Listener, l ConnLimits, errLog *log.Logger) (*http.Server, net.Listener) {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          errLog,
+	}
+	if l.MaxConns <= 0 {
+		return srv, ln
+	}
+	cl := &connListener{Listener: ln, max: l.MaxConns, evicted: l.Evicted, conns: map[*trackedConn]struct{}{},
+		changed: make(chan struct{}, 1), closed: make(chan struct{})}
+	srv.ConnState = cl.track
+	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		if tc, ok := c.(*trackedConn); ok {
+			return context.WithValue(ctx, connKey{}, tc)
+		}
+		return ctx
+	}
+	return srv, cl
+}
+
+// connPhase is where a connection is in its request cycle. Idle and
+// reading connections may be evicted at the cap, serving ones never.
+type connPhase int
+
+const (
+	phaseIdle    connPhase = iota // accepted or kept alive, no request yet
+	phaseReading                  // request headers or body still arriving
+	phaseServing                  // the request is being answered
+)
+
+type connKey struct{}
+
+// connListener caps open connections, evicting at the cap (ConnLimits).
+type connListener struct {
+	net.Listener
+	max       int
+	evicted   func()
+	changed   chan struct{} // a connection closed or changed phase
+	closed    chan struct{}
+	closeOnce sync.Once
+	mu        sync.Mutex
+	conns     map[*trackedConn]struct{}
+}
+
+// trackedConn is a connection the listener counts. phase and since are
+// guarded by the listener's mutex.
+type trackedConn struct {
+	net.Conn
+	l     *connListener
+	phase connPhase
+	since time.Time
+	once  sync.Once
+}
+
+// evictGrace is how long a connection is safe from eviction after
+// it was accepted or went idle, or its request began: time for a client
+// to send its headers. At the cap, a flood of new connections can then
+// only take turns, never evict each other (and legitimate newcomers)
+// before they said anything.
+const evictGrace = 500 * time.Millisecond
+
+func (l *connListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: c, l: l}
+	for {
+		l.mu.Lock()
+		var victim *trackedConn
+		wait := time.Duration(-1)
+		if len(l.conns) >= l.max {
+			victim, wait = l.victimLocked(time.Now())
+		}
+		if victim == nil && wait >= 0 {
+			l.mu.Unlock()
+			if !l.await(wait) {
+				_ = c.Close()
+				return nil, net.ErrClosed
+			}
+			continue
+		}
+		if victim != nil {
+			delete(l.conns, victim) // its slot is the newcomer's now
+		}
+		tc.since = time.Now()
+		l.conns[tc] = struct{}{}
+		l.mu.Unlock()
+		if victim != nil {
+			_ = victim.Conn.Close()
+			if l.evicted != nil {
+				l.evicted()
+			}
+		}
+		return tc, nil
+	}
+}
+
+// victimLocked picks the connection to close for a newcomer: of those
+// idle or sending their request for longer than evictGrace, the one doing
+// so the longest. Without one, it says how long to wait before one might
+// be (0: until a connection closes or changes phase).
+func (l *connListener) victimLocked(now time.Time) (victim *trackedConn, wait time.Duration) {
+	for c := range l.conns {
+		if c.phase == phaseServing {
+			continue
+		}
+		if victim == nil || c.since.Before(victim.since) {
+			victim = c
+		}
+	}
+	if victim == nil {
+		return nil, 0
+	}
+	if left := victim.since.Add(evictGrace).Sub(now); left > 0 {
+		return nil, left
+	}
+	return victim, 0
+}
+
+// await waits d (0: without a time limit) or until a connection closes or
+// changes phase; false when the listener was closed.
+func (l *connListener) await(d time.Duration) bool {
+	var timeout <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-l.changed:
+	case <-timeout:
+	case <-l.closed:
+		return false
+	}
+	return true
+}
+
+// Close stops a waiting Accept too.
+func (l *connListener) Close() error {
+	l.closeOnce.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// signal wakes a waiting Accept.
+func (l *connListener) signal() {
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (l *connListener) setPhase(c *trackedConn, p connPhase) {
+	l.mu.Lock()
+	changed := c.phase != p
+	if changed {
+		c.phase, c.since = p, time.Now()
+	}
+	l.mu.Unlock()
+	if changed && p != phaseServing {
+		l.signal()
+	}
+}
+
+// track follows net/http's view of each connection (http.Server.ConnState).
+func (l *connListener) track(c net.Conn, state http.ConnState) {
+	tc, ok := c.(*trackedConn)
+	if !ok {
+		return
+	}
+	switch state {
+	case http.StateActive:
+		l.setPhase(tc, phaseReading)
+	case http.StateIdle:
+		l.setPhase(tc, phaseIdle)
+	case http.StateHijacked, http.StateClosed:
+		tc.release()
+	}
+}
+
+func (c *trackedConn) release() {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		delete(c.l.conns, c)
+		c.l.mu.Unlock()
+		c.l.signal()
+	})
+}
+
+func (c *trackedConn) Close() error {
+	c.release()
+	return c.Conn.Close()
+}
+
+// CloseWrite lets net/http half-close a TCP connection before closing it,
+// as it does on an unwrapped one, so the client reads the whole answer.
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// bodyDeadline bounds the time to read a request body (readBodyTimeout
+// from the end of the headers), and tells the connection limiter when the
+// request has arrived whole, so that from then on its connection is not
+// evicted. http.Server.ReadTimeout is not used: it would also cancel the
+// context of every response that takes longer to send.
+func bodyDeadline(timeout time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+			if r.Body == nil || r.Body == http.NoBody {
+				if tc != nil {
+					tc.l.setPhase(tc, phaseServing)
+				}
+				next.ServeHTTP(w, r)
+				return
+			}
+			rc := http.NewResponseController(w)
+			if timeout > 0 {
+				_ = rc.SetReadDeadline(time.Now().Add(timeout)) // unsupported off a real connection
+			}
+			r.Body = &deadlineBody{ReadCloser: r.Body, done: func() {
+				if timeout > 0 {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+				if tc != nil {
+					tc.l.setPhase(tc, phaseServing)
+				}
+			}}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// deadlineBody calls done once, when the body has been read to its end.
+type deadlineBody struct {
+	io.ReadCloser
+	done func()
+	once sync.Once
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(b.done)
+	}
+	return n, err
+}
