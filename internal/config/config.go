@@ -100,7 +100,7 @@ var Keys = []Key{
 	{Name: "max_file_bytes", Flag: "max-file-bytes", Default: int64(10 << 20), Help: "largest file a skill version may hold, in bytes (0: no limit)"},
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
-	{Name: "max_frontmatter_bytes", Flag: "max-frontmatter-bytes", Default: 64 << 10, Help: "largest front matter block of a SKILL.md or agent-md file, both `---` lines included, in bytes; checked before the YAML is parsed (0: no limit)"},
+	{Name: "max_frontmatter_bytes", Flag: "max-frontmatter-bytes", Default: 64 << 10, Help: "largest front matter block of a SKILL.md or agent-md file, both --- lines included, in bytes; checked before the YAML is parsed (0: no limit)"},
 	{Name: "max_frontmatter_keys", Flag: "max-frontmatter-keys", Default: 64, Help: "most keys of one front matter mapping: the top level, or metadata (0: no limit)"},
 	{Name: "max_list_items", Flag: "max-list-items", Default: 64, Help: "most items of one front matter list, such as metadata.tags, metadata.examples or tools; a comma-separated tags or examples string counts its parts (0: no limit)"},
 	{Name: "max_value_chars", Flag: "max-value-chars", Default: 1024, Help: "longest front matter key or string value (metadata values, list items, license), in UTF-16 code units; name, version, and description and compatibility of skills have rules of their own (0: no limit)"},
