@@ -165,3 +165,34 @@ func TestSlowClientsDoNotStarveOthers(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestLimitsAreConfigured: max_header_bytes and max_ranges reach
+// the listener and the artifact handlers.
+func TestRequestLimitsAreConfigured(t *testing.T) {
+	skills, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skills, "--agents", agents, "--max-header-bytes", "2048", "--max-ranges", "2")
+	const path = "/api/v1/skills/code-review/1.0.0/SKILL.md"
+	do := func(header, value string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(header, value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := do("X-Padding", strings.Repeat("a", 16<<10)); resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("16 KiB of headers with max_header_bytes 2048 (net/http allows 4 KiB of slack): status %d, want 431", resp.StatusCode)
+	}
+	if resp := do("Range", "bytes=0-0,2-2"); resp.StatusCode != http.StatusPartialContent {
+		t.Errorf("two ranges with max_ranges 2: status %d, want 206", resp.StatusCode)
+	}
+	if resp := do("Range", "bytes=0-0,2-2,4-4"); resp.StatusCode != http.StatusOK {
+		t.Errorf("three ranges with max_ranges 2: status %d, want 200 with the whole body", resp.StatusCode)
+	}
+}

@@ -203,6 +203,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Reloader:        reloader,
 		Observer:        m,
 		ReadBodyTimeout: cfg.ReadBodyTO,
+		MaxRanges:       cfg.MaxRanges,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
@@ -217,6 +218,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxConns:          maxConnections(cfg.MaxConnections),
 		ReadHeaderTimeout: cfg.ReadHeaderTO,
 		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		Evicted:           m.ObserveEviction,
 	}
 	httpServer, ln := httpapi.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))

@@ -61,6 +61,8 @@ type Config struct {
 	ReadHeaderTO    time.Duration `mapstructure:"read_header_timeout"`
 	ReadBodyTO      time.Duration `mapstructure:"read_body_timeout"`
 	IdleTimeout     time.Duration `mapstructure:"idle_timeout"`
+	MaxHeaderBytes  int           `mapstructure:"max_header_bytes"`
+	MaxRanges       int           `mapstructure:"max_ranges"`
 
 	// Front matter limits, per SKILL.md or agent-md file.
 	MaxFrontmatterBytes int `mapstructure:"max_frontmatter_bytes"`
@@ -122,6 +124,8 @@ var Keys = []Key{
 	{Name: "read_header_timeout", Flag: "read-header-timeout", Default: 5 * time.Second, Help: "how long a client may take to send a request's headers before the connection is closed"},
 	{Name: "read_body_timeout", Flag: "read-body-timeout", Default: 30 * time.Second, Help: "how long a client may take to send a request body (check-updates, reload) once the headers are in; then the connection is closed. Responses are not bounded: slow downloads keep going"},
 	{Name: "idle_timeout", Flag: "idle-timeout", Default: 60 * time.Second, Help: "how long a keep-alive connection may wait for its next request"},
+	{Name: "max_header_bytes", Flag: "max-header-bytes", Default: 64 << 10, Help: "largest request line plus headers, in bytes; larger requests get 431"},
+	{Name: "max_ranges", Flag: "max-ranges", Default: 16, Help: "most ranges one Range header may name; with more the whole body is sent (200) instead of a multipart answer (0: no limit)"},
 	{Name: "shutdown_delay", Flag: "shutdown-delay", Default: time.Duration(0), Help: "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 so load balancers stop sending traffic, then drain (e.g. 5s behind Kubernetes)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 }
@@ -299,6 +303,12 @@ func (c *Config) validate() error {
 	}
 	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 || c.DocCacheBytes < 0 {
 		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes, document_cache_max_bytes and shutdown_delay must not be negative"))
+	}
+	if c.MaxHeaderBytes < 1<<10 {
+		errs = append(errs, fmt.Errorf("max_header_bytes %d: must be at least 1024", c.MaxHeaderBytes))
+	}
+	if c.MaxRanges < 0 {
+		errs = append(errs, fmt.Errorf("max_ranges %d: must not be negative (0: no limit)", c.MaxRanges))
 	}
 	if c.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("max_connections %d: must not be negative (0 picks one from the open-file limit)", c.MaxConnections))

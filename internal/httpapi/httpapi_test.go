@@ -143,7 +143,8 @@ func TestEmptyCatalogIsAnEmptyList(t *testing.T) {
 }
 
 func TestArtifactSemantics(t *testing.T) {
-	s, snap := newTestServer(t, Options{BaseURL: testBase})
+	const maxRanges = 16 // max_ranges' default
+	s, snap := newTestServer(t, Options{BaseURL: testBase, MaxRanges: maxRanges})
 	k8s, _ := snap.Skill("k8s-deploy")
 	v := k8s.Latest
 	zipBytes, _ := snap.Store.Get(v.Archive)

@@ -73,6 +73,9 @@ type Options struct {
 	Metrics http.Handler
 	// ReadBodyTimeout bounds the time to read a request body; 0 does not.
 	ReadBodyTimeout time.Duration
+	// MaxRanges is the most ranges a Range header may name before it is
+	// ignored and the whole body sent; 0 allows any number.
+	MaxRanges int
 }
 
 // Observer records request metrics (metrics.Metrics).
