@@ -62,18 +62,8 @@ func startChild(t *testing.T, nofile string, args ...string) string {
 	if url == "" {
 		t.Fatal("the server process ended before it listened")
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if resp, err := http.Get(url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server process is not ready in time")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 30*time.Second, "the server process is ready", func() error { return readyz(url) })
+	return url
 }
 
 // attack holds n connections to addr open, each sending prefix and then

@@ -162,6 +162,11 @@ func buildInfo() httpapi.BuildInfo {
 	return httpapi.BuildInfo{Version: version, Commit: commit, BuildDate: buildDate, GoVersion: runtime.Version()}
 }
 
+// readyKey carries, in serve's context, a function told the listener's
+// address once /readyz answers 200: how an in-process caller (the tests)
+// learns what serve otherwise only logs.
+type readyKey struct{}
+
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, _, err := loadConfig("serve", args, getenv, stdout, stderr, config.Names(), nil)
@@ -289,6 +294,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	go reloader.Run(runCtx)
 	api.SetReady(true)
+	if ready, ok := ctx.Value(readyKey{}).(func(addr string)); ok {
+		ready(ln.Addr().String())
+	}
 
 	var rescan <-chan time.Time
 	if cfg.RescanInterval > 0 {
