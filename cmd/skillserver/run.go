@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
@@ -340,11 +339,11 @@ func maxConnections(configured int) int {
 	if configured > 0 {
 		return configured
 	}
-	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > autoMaxConns+fdHeadroom {
+	limit, ok := openFileLimit()
+	if !ok || limit > autoMaxConns+fdHeadroom {
 		return autoMaxConns
 	}
-	return max(int(rl.Cur)-fdHeadroom, metricsMaxConns)
+	return max(int(limit)-fdHeadroom, metricsMaxConns)
 }
 
 // shutdown drains in-flight requests for at most timeout, then closes what
