@@ -23,6 +23,7 @@ import (
 	"github.com/skillserver/skillserver/internal/httpapi"
 	"github.com/skillserver/skillserver/internal/metrics"
 	"github.com/skillserver/skillserver/internal/reload"
+	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -110,7 +111,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stdout, 
 func source(cfg *config.Config) (catalog.Source, error) {
 	src := catalog.Source{PageSize: cfg.PageSize, Server: catalog.ServerInfo{
 		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: version,
-	}, Limits: catalog.Limits{
+	}, Limits: scan.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,
 		Frontmatter: skill.Limits{
 			MaxFrontmatterBytes: cfg.MaxFrontmatterBytes, MaxKeys: cfg.MaxFrontmatterKeys,
@@ -118,7 +119,7 @@ func source(cfg *config.Config) (catalog.Source, error) {
 		},
 	}}
 	resolve := func(key, dir string, explicit bool) (string, error) {
-		ok, err := catalog.DirExists(dir)
+		ok, err := scan.DirExists(dir)
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("%s: %w", key, err)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"errors"
+	"github.com/skillserver/skillserver/internal/scan"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
@@ -91,7 +92,7 @@ func TestReloadWaitingForARunningOneCanBeCancelled(t *testing.T) {
 		defer close(running.done)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		if _, err := c.Reload(ctx); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, ErrScanFailed) {
+		if _, err := c.Reload(ctx); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, scan.ErrScanFailed) {
 			t.Errorf("queued reload whose context expired: %v, want a failed scan with context.DeadlineExceeded", err)
 		}
 		if c.Current().Generation != 1 {

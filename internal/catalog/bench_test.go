@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -52,7 +53,7 @@ const (
 
 // benchLimits mirror the server's configuration defaults
 // (internal/config: max_file_bytes, max_files, max_total_bytes).
-var benchLimits = Limits{MaxFileBytes: 10 << 20, MaxFiles: 1000, MaxTotalBytes: 50 << 20}
+var benchLimits = scan.Limits{MaxFileBytes: 10 << 20, MaxFiles: 1000, MaxTotalBytes: 50 << 20}
 
 // benchMTime is the modification time of every generated file: fixed, so
 // the tree is byte- and metadata-identical on every machine, and far in the
@@ -817,7 +818,7 @@ func benchReloadOneSkill(b *testing.B, full bool) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			toucher := touchFor(b, tree, tc.skill)
-			changes := Changes{Skills: map[string]bool{tc.skill: true}}
+			changes := scan.Changes{Skills: map[string]bool{tc.skill: true}}
 			var snap *Snapshot
 			var err error
 			var read, rescanned int

@@ -1,9 +1,10 @@
-// Package catalog scans the skills and sub-agents trees into immutable
-// Snapshots (ordered lists, indexes, the content store and lazily encoded
-// documents) and publishes the current one through an atomic pointer.
+// Package catalog builds immutable Snapshots from scans (internal/scan)
+// (ordered lists, indexes, the content store and lazily encoded
+// documents), publishes the current one through an atomic pointer, and
+// retains what reloads replace.
 //
-// It must not import net/http routing (internal/httpapi), configuration or
-// metrics packages; those depend on it.
+// It must not import net/http routing (internal/httpapi), configuration,
+// metrics or internal/reload; those depend on it.
 package catalog
 
 import (
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -61,9 +63,9 @@ type Catalog struct {
 	// scan stuck in a system call (a hung network file system) holds
 	// nothing a later reload needs once its context is done.
 	mu      sync.Mutex
-	running *attempt   // the one reload that may publish; nil when none runs
-	gen     uint64     // generation of the published snapshot
-	cache   *scanCache // lent to the running reload
+	running *attempt    // the one reload that may publish; nil when none runs
+	gen     uint64      // generation of the published snapshot
+	cache   *scan.Cache // lent to the running reload
 	cur     atomic.Pointer[Snapshot]
 	retain  *retention
 	docs    *docLRU
@@ -78,7 +80,7 @@ type attempt struct {
 	done  chan struct{} // closed when the reload has returned
 	prev  *Snapshot     // published when it started
 	gen   uint64        // prev's generation, 0 before the first
-	cache *scanCache
+	cache *scan.Cache
 }
 
 // ErrSuperseded is returned by a reload that was abandoned and replaced by
@@ -100,7 +102,7 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 	if o.DocumentCacheBytes == 0 {
 		o.DocumentCacheBytes = DefaultDocumentCacheBytes
 	}
-	return &Catalog{src: src, log: log, opts: o, cache: newScanCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
+	return &Catalog{src: src, log: log, opts: o, cache: scan.NewCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
 		docs: newDocLRU(o.DocumentCacheBytes)}
 }
 
@@ -123,13 +125,13 @@ func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
 // into another entry, whose change the file watch attributes to that
 // entry alone. With nothing to rescan it returns the current snapshot
 // and publishes nothing.
-func (c *Catalog) Update(ctx context.Context, changes Changes) (*Snapshot, error) {
+func (c *Catalog) Update(ctx context.Context, changes scan.Changes) (*Snapshot, error) {
 	return c.reload(ctx, &changes)
 }
 
 // withLinked returns changes plus the entries of prev that are or hold a
 // symlink, without modifying changes.
-func withLinked(changes Changes, prev *Snapshot) Changes {
+func withLinked(changes scan.Changes, prev *Snapshot) scan.Changes {
 	add := func(named, linked map[string]bool) map[string]bool {
 		if len(linked) == 0 {
 			return named
@@ -141,10 +143,10 @@ func withLinked(changes Changes, prev *Snapshot) Changes {
 		maps.Copy(out, linked)
 		return out
 	}
-	return Changes{Skills: add(changes.Skills, prev.derived.linkedSkills), Agents: add(changes.Agents, prev.derived.linkedAgents)}
+	return scan.Changes{Skills: add(changes.Skills, prev.derived.linkedSkills), Agents: add(changes.Agents, prev.derived.linkedAgents)}
 }
 
-func (c *Catalog) reload(ctx context.Context, changes *Changes) (*Snapshot, error) {
+func (c *Catalog) reload(ctx context.Context, changes *scan.Changes) (*Snapshot, error) {
 	a, err := c.claim(ctx)
 	if err != nil {
 		return nil, err
@@ -187,11 +189,11 @@ func (c *Catalog) claim(ctx context.Context) (*attempt, error) {
 		case <-r.ctx.Done():
 			c.mu.Lock()
 			if c.running == r {
-				c.running, c.cache = nil, newScanCache()
+				c.running, c.cache = nil, scan.NewCache()
 			}
 			c.mu.Unlock()
 		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: waiting for the running reload: %w", ErrScanFailed, ctx.Err())
+			return nil, fmt.Errorf("%w: waiting for the running reload: %w", scan.ErrScanFailed, ctx.Err())
 		}
 	}
 }
@@ -247,23 +249,23 @@ func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 	if prev == nil || !snap.partial {
 		for name, e := range snap.skillEntries {
 			if prev == nil || prev.skillEntries[name] != e {
-				logNew(e.problems)
+				logNew(e.Problems)
 			}
 		}
 		for name, e := range snap.agentEntries {
 			if prev == nil || prev.agentEntries[name] != e {
-				logNew(e.problems)
+				logNew(e.Problems)
 			}
 		}
 	} else {
 		for _, name := range snap.rescannedSkills {
 			if e := snap.skillEntries[name]; e != nil && prev.skillEntries[name] != e {
-				logNew(e.problems)
+				logNew(e.Problems)
 			}
 		}
 		for _, name := range snap.rescannedAgents {
 			if e := snap.agentEntries[name]; e != nil && prev.agentEntries[name] != e {
-				logNew(e.problems)
+				logNew(e.Problems)
 			}
 		}
 	}

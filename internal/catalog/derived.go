@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -77,10 +79,10 @@ func (s *Snapshot) derive(prev *Snapshot) {
 	}
 	s.Problems = nil
 	for k := range d.problemSkills {
-		s.Problems = append(s.Problems, s.skillEntries[k].problems...)
+		s.Problems = append(s.Problems, s.skillEntries[k].Problems...)
 	}
 	for k := range d.problemAgents {
-		s.Problems = append(s.Problems, s.agentEntries[k].problems...)
+		s.Problems = append(s.Problems, s.agentEntries[k].Problems...)
 	}
 	s.checkSubagentRoutes()
 	s.Problems = append(s.Problems, s.crossProblems...)
@@ -98,34 +100,34 @@ func (s *Snapshot) derive(prev *Snapshot) {
 	}
 }
 
-func (d *derived) noteSkill(k string, e *skillEntry) {
+func (d *derived) noteSkill(k string, e *scan.SkillEntry) {
 	if e == nil {
 		return
 	}
-	if len(e.problems) > 0 {
+	if len(e.Problems) > 0 {
 		d.problemSkills[k] = true
 	}
-	if e.linked {
+	if e.Linked {
 		d.linkedSkills[k] = true
 	}
-	if e.skill == nil {
+	if e.Skill == nil {
 		return
 	}
-	d.skillVersions += len(e.skill.Versions)
-	for _, v := range e.skill.Versions {
+	d.skillVersions += len(e.Skill.Versions)
+	for _, v := range e.Skill.Versions {
 		d.fingerprint += versionHash("skill", v.Name, v.Version, v.Digest())
 	}
-	if slices.ContainsFunc(e.skill.Versions, func(v *SkillVersion) bool { return v.Subagent != "" }) {
+	if slices.ContainsFunc(e.Skill.Versions, func(v *item.SkillVersion) bool { return v.Subagent != "" }) {
 		d.routingSkills[k] = true
 	}
 }
 
-func (d *derived) forgetSkill(k string, e *skillEntry) {
+func (d *derived) forgetSkill(k string, e *scan.SkillEntry) {
 	delete(d.problemSkills, k)
 	delete(d.linkedSkills, k)
 	delete(d.routingSkills, k)
 	delete(d.routeProblems, k)
-	if sk := e.item(); sk != nil {
+	if sk := e.Item(); sk != nil {
 		d.skillVersions -= len(sk.Versions)
 		for _, v := range sk.Versions {
 			d.fingerprint -= versionHash("skill", v.Name, v.Version, v.Digest())
@@ -133,28 +135,28 @@ func (d *derived) forgetSkill(k string, e *skillEntry) {
 	}
 }
 
-func (d *derived) noteAgent(k string, e *agentEntry) {
+func (d *derived) noteAgent(k string, e *scan.AgentEntry) {
 	if e == nil {
 		return
 	}
-	if len(e.problems) > 0 {
+	if len(e.Problems) > 0 {
 		d.problemAgents[k] = true
 	}
-	if e.linked {
+	if e.Linked {
 		d.linkedAgents[k] = true
 	}
-	if e.agent != nil {
-		d.agentVersions += len(e.agent.Versions)
-		for _, v := range e.agent.Versions {
+	if e.Agent != nil {
+		d.agentVersions += len(e.Agent.Versions)
+		for _, v := range e.Agent.Versions {
 			d.fingerprint += versionHash("agent", v.Name, v.Version, v.Digest)
 		}
 	}
 }
 
-func (d *derived) forgetAgent(k string, e *agentEntry) {
+func (d *derived) forgetAgent(k string, e *scan.AgentEntry) {
 	delete(d.problemAgents, k)
 	delete(d.linkedAgents, k)
-	if a := e.item(); a != nil {
+	if a := e.Item(); a != nil {
 		d.agentVersions -= len(a.Versions)
 		for _, v := range a.Versions {
 			d.fingerprint -= versionHash("agent", v.Name, v.Version, v.Digest)
@@ -178,7 +180,7 @@ func (s *Snapshot) checkSubagentRoutes() {
 		if !d.routingSkills[name] {
 			continue
 		}
-		for _, v := range s.skillEntries[name].skill.Versions {
+		for _, v := range s.skillEntries[name].Skill.Versions {
 			if v.Subagent == "" {
 				continue
 			}

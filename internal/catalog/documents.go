@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // RFCSchema is the RFC discovery index's $schema; clients compare it byte
@@ -377,13 +379,13 @@ type rfcIndex struct {
 }
 
 type rfcEntry struct {
-	Name        string        `json:"name"`
-	Type        ArtifactType  `json:"type"`
-	Description string        `json:"description"`
-	URL         string        `json:"url"`
-	Digest      string        `json:"digest"`
-	Version     string        `json:"version"`
-	Resources   []rfcResource `json:"resources,omitempty"`
+	Name        string            `json:"name"`
+	Type        item.ArtifactType `json:"type"`
+	Description string            `json:"description"`
+	URL         string            `json:"url"`
+	Digest      string            `json:"digest"`
+	Version     string            `json:"version"`
+	Resources   []rfcResource     `json:"resources,omitempty"`
 }
 
 type rfcResource struct {
@@ -401,7 +403,7 @@ func (s *Snapshot) rfcIndex(base string) rfcIndex {
 	return idx
 }
 
-func rfcEntryOf(base string, v *SkillVersion, withResources bool) rfcEntry {
+func rfcEntryOf(base string, v *item.SkillVersion, withResources bool) rfcEntry {
 	e := rfcEntry{
 		Name:        v.Name,
 		Type:        v.Type,
@@ -430,21 +432,21 @@ func SkillVersionPath(name, version string) string {
 }
 
 // ArtifactURL is the pinned URL of v's artifact: its zip or its SKILL.md.
-func ArtifactURL(base string, v *SkillVersion) string {
-	file := skillFile
-	if v.Type == TypeArchive {
+func ArtifactURL(base string, v *item.SkillVersion) string {
+	file := skill.FileName
+	if v.Type == item.TypeArchive {
 		file = "archive.zip"
 	}
 	return base + SkillVersionPath(v.Name, v.Version) + "/" + file + "?digest=" + v.Digest().String()
 }
 
 // ResourceURL is the pinned URL of one resource file of v.
-func ResourceURL(base string, v *SkillVersion, r Resource) string {
+func ResourceURL(base string, v *item.SkillVersion, r item.Resource) string {
 	return base + SkillVersionPath(v.Name, v.Version) + "/" + escapePath(r.Path) + "?digest=" + r.Digest.String()
 }
 
 // AgentURL is the pinned URL of an agent-md file.
-func AgentURL(base string, v *AgentVersion) string {
+func AgentURL(base string, v *item.AgentVersion) string {
 	return base + "/api/v1/subagents/" + url.PathEscape(v.Name) + "/" + url.PathEscape(v.Version) + "/agent.md?digest=" + v.Digest.String()
 }
 

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"fmt"
+	"github.com/skillserver/skillserver/internal/item"
 	"testing"
 )
 
@@ -11,7 +12,7 @@ func absoluteKeys(snap *Snapshot) []DocKey {
 	keys := []DocKey{{Kind: DocRFCIndex}, {Kind: DocAgentCard}}
 	for _, sk := range snap.Skills {
 		keys = append(keys, DocKey{Kind: DocScopedIndex, Name: sk.Name},
-			DocKey{Kind: DocAPISkillVersion, Name: sk.Name, Version: LatestAlias})
+			DocKey{Kind: DocAPISkillVersion, Name: sk.Name, Version: item.LatestAlias})
 		for _, v := range sk.Versions {
 			keys = append(keys, DocKey{Kind: DocSkillVersion, Name: sk.Name, Version: v.Version},
 				DocKey{Kind: DocAPISkillVersion, Name: sk.Name, Version: v.Version},

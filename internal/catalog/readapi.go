@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/search"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -76,18 +77,6 @@ const (
 	APISubagentsRoot = "/api/v1/subagents"
 )
 
-// metaList reads a metadata value that holds a list: a YAML list as it
-// was written, else a string split at commas ("a, b").
-func metaList(meta map[string]string, lists map[string][]string, key string) []string {
-	if l, ok := lists[key]; ok {
-		return l
-	}
-	return skill.ListItems(meta[key])
-}
-
-func (v *SkillVersion) list(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
-func (v *AgentVersion) list(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
-
 // searchIndexes are built on the first search of a snapshot, once.
 type searchIndexes struct {
 	once          sync.Once
@@ -98,12 +87,12 @@ func (s *Snapshot) indexes() *searchIndexes {
 	s.search.once.Do(func() {
 		docs := make([]search.Doc, len(s.Skills))
 		for i, sk := range s.Skills {
-			docs[i] = search.Doc{Name: sk.Name, Description: sk.Latest.Description, Tags: sk.Latest.list("tags")}
+			docs[i] = search.Doc{Name: sk.Name, Description: sk.Latest.Description, Tags: sk.Latest.List("tags")}
 		}
 		s.search.skills = search.New(docs)
 		docs = make([]search.Doc, len(s.Agents))
 		for i, a := range s.Agents {
-			docs[i] = search.Doc{Name: a.Name, Description: a.Latest.Description, Tags: a.Latest.list("tags")}
+			docs[i] = search.Doc{Name: a.Name, Description: a.Latest.Description, Tags: a.Latest.List("tags")}
 		}
 		s.search.agent = search.New(docs)
 	})
@@ -114,7 +103,7 @@ func (s *Snapshot) indexes() *searchIndexes {
 func (s *Snapshot) SearchSkills(q string) []Summary {
 	return summaries(s.indexes().skills.Search(q), func(i int) Summary {
 		sk := s.Skills[i]
-		return summary(APISkillsRoot, sk.Name, len(sk.Versions), sk.Latest.Description, sk.Latest.Version, sk.Latest.list("tags"))
+		return summary(APISkillsRoot, sk.Name, len(sk.Versions), sk.Latest.Description, sk.Latest.Version, sk.Latest.List("tags"))
 	})
 }
 
@@ -122,7 +111,7 @@ func (s *Snapshot) SearchSkills(q string) []Summary {
 func (s *Snapshot) SearchAgents(q string) []Summary {
 	return summaries(s.indexes().agent.Search(q), func(i int) Summary {
 		a := s.Agents[i]
-		return summary(APISubagentsRoot, a.Name, len(a.Versions), a.Latest.Description, a.Latest.Version, a.Latest.list("tags"))
+		return summary(APISubagentsRoot, a.Name, len(a.Versions), a.Latest.Description, a.Latest.Version, a.Latest.List("tags"))
 	})
 }
 
@@ -167,7 +156,7 @@ func (s *Snapshot) apiSkillVersion(base, name, version string) (apiVersion, bool
 	return d, true
 }
 
-func apiResources(base string, v *SkillVersion) []apiResource {
+func apiResources(base string, v *item.SkillVersion) []apiResource {
 	out := make([]apiResource, 0, len(v.Resources))
 	for _, r := range v.Resources {
 		out = append(out, apiResource{Path: r.Path, Digest: r.Digest.String(), Size: r.Size, UnixMode: r.Mode, URL: ResourceURL(base, v, r)})
@@ -176,21 +165,17 @@ func apiResources(base string, v *SkillVersion) []apiResource {
 }
 
 // skillVersion resolves a version string, or "latest".
-func (s *Snapshot) skillVersion(name, version string) (*Skill, *SkillVersion, bool) {
+func (s *Snapshot) skillVersion(name, version string) (*item.Skill, *item.SkillVersion, bool) {
 	sk, ok := s.Skill(name)
 	if !ok {
 		return nil, nil, false
 	}
-	if version == LatestAlias {
+	if version == item.LatestAlias {
 		return sk, sk.Latest, true
 	}
 	v, ok := sk.Version(version)
 	return sk, v, ok
 }
-
-// LatestAlias names the latest version in read API paths; no version may
-// be called that.
-const LatestAlias = "latest"
 
 func (s *Snapshot) apiAgent(name string) (apiItem, bool) {
 	a, ok := s.Agent(name)
@@ -211,7 +196,7 @@ func (s *Snapshot) apiAgentVersion(base, name, version string) (apiVersion, bool
 		return apiVersion{}, false
 	}
 	v := a.Latest
-	if version != LatestAlias {
+	if version != item.LatestAlias {
 		if v, ok = a.Version(version); !ok {
 			return apiVersion{}, false
 		}
@@ -249,20 +234,7 @@ func (s *Snapshot) CheckUpdate(name, current string, digest content.Digest) Upda
 	}
 	latest := sk.Latest
 	c.Known, c.LatestVersion, c.LatestDigest = true, latest.Version, latest.Digest().String()
-	lk, ck := parseVersionKey(latest.Version), parseVersionKey(current)
-	switch cmp := comparePrecedence(lk, ck); {
-	case cmp != 0:
-		c.HasUpdate = cmp > 0
-	case digest != "":
-		c.HasUpdate = digest != latest.Digest()
-	case lk.sv != nil && ck.sv != nil:
-		// Spellings of one version (1.0, v1.0.0) are not an update;
-		// build metadata is what tells undeclared versions
-		// (0.0.0+<digest prefix>) apart, so a different one is.
-		c.HasUpdate = lk.sv.Metadata() != ck.sv.Metadata()
-	default:
-		c.HasUpdate = current != latest.Version
-	}
+	c.HasUpdate = item.IsUpdate(latest.Version, latest.Digest(), current, digest)
 	return c
 }
 
@@ -314,7 +286,7 @@ func (s *Snapshot) agentCard(base string) agentCard {
 		v := sk.Latest
 		c.Skills = append(c.Skills, cardSkill{
 			ID: strings.ReplaceAll(sk.Name, "-", "_"), Name: titleCase(sk.Name), Description: v.Description,
-			Tags: v.list("tags"), Examples: v.list("examples"),
+			Tags: v.List("tags"), Examples: v.List("examples"),
 		})
 	}
 	return c
@@ -346,7 +318,7 @@ type legacySkill struct {
 func (s *Snapshot) legacyIndex() legacyIndex {
 	idx := legacyIndex{Skills: make([]legacySkill, 0, len(s.Skills))}
 	for _, sk := range s.Skills {
-		files := []string{skillFile}
+		files := []string{skill.FileName}
 		for _, r := range sk.Latest.Resources {
 			files = append(files, r.Path)
 		}

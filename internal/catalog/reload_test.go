@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -68,7 +69,7 @@ func TestLastGoodVersion(t *testing.T) {
 	}{
 		{"full", func() (*Snapshot, error) { return c.Reload(t.Context()) }},
 		{"update", func() (*Snapshot, error) {
-			return c.Update(t.Context(), Changes{Skills: map[string]bool{"flat": true, "multi": true}, Agents: map[string]bool{"helper": true}})
+			return c.Update(t.Context(), scan.Changes{Skills: map[string]bool{"flat": true, "multi": true}, Agents: map[string]bool{"helper": true}})
 		}},
 	} {
 		t.Run(reload.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestUpdateReusesUnchangedEntries(t *testing.T) {
 	first := c.Current()
 	writeFile(t, filepath.Join(root, "b", "ref.md"), "changed", 0o644)
 	writeFile(t, filepath.Join(root, "d", "SKILL.md"), skillMD("d"), 0o644)
-	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"b": true, "d": true}})
+	snap, err := c.Update(t.Context(), scan.Changes{Skills: map[string]bool{"b": true, "d": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func TestRebuiltArchiveMatchesAFreshBuild(t *testing.T) {
 
 	writeFile(t, filepath.Join(root, "flat", "b.md"), "changed "+body, 0o644)
 	writeFile(t, filepath.Join(root, "multi", "2.0.0", "c", "d.md"), "changed "+body, 0o755)
-	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"flat": true, "multi": true}})
+	snap, err := c.Update(t.Context(), scan.Changes{Skills: map[string]bool{"flat": true, "multi": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,27 +340,27 @@ func TestPartialUpdatesMatchFullReloads(t *testing.T) {
 	rounds := []struct {
 		name    string
 		change  func()
-		changes Changes
+		changes scan.Changes
 		same    bool // what is published stays the same
 	}{
 		{"add a skill", func() { writeFile(t, filepath.Join(skills, "delta", "SKILL.md"), skillMD("delta"), 0o644) },
-			Changes{Skills: map[string]bool{"delta": true}}, false},
+			scan.Changes{Skills: map[string]bool{"delta": true}}, false},
 		{"break a skill (last good stays)", func() { writeFile(t, filepath.Join(skills, "beta", "SKILL.md"), "---\nname: [\n", 0o644) },
-			Changes{Skills: map[string]bool{"beta": true}}, true},
+			scan.Changes{Skills: map[string]bool{"beta": true}}, true},
 		{"remove the agent a skill routes to", func() { os.Remove(filepath.Join(agents, "helper.md")) },
-			Changes{Agents: map[string]bool{"helper": true}}, false},
+			scan.Changes{Agents: map[string]bool{"helper": true}}, false},
 		{"add a version", func() {
 			os.Rename(filepath.Join(skills, "gamma", "SKILL.md"), filepath.Join(skills, "gamma.md"))
 			writeFile(t, filepath.Join(skills, "gamma", "1.0.0", "SKILL.md"), skillMD("gamma"), 0o644)
 			writeFile(t, filepath.Join(skills, "gamma", "2.0.0", "SKILL.md"), skillMD("gamma"), 0o644)
-		}, Changes{Skills: map[string]bool{"gamma": true, "gamma.md": true}}, false},
+		}, scan.Changes{Skills: map[string]bool{"gamma": true, "gamma.md": true}}, false},
 		{"bring the agent back", func() { writeFile(t, filepath.Join(agents, "helper.md"), agentMD("helper"), 0o644) },
-			Changes{Agents: map[string]bool{"helper": true}}, false},
+			scan.Changes{Agents: map[string]bool{"helper": true}}, false},
 		{"fix one skill, remove another", func() {
 			writeFile(t, filepath.Join(skills, "beta", "SKILL.md"), skillMD("beta"), 0o644)
 			os.RemoveAll(filepath.Join(skills, "alpha"))
 			os.RemoveAll(filepath.Join(skills, "Bad Name"))
-		}, Changes{Skills: map[string]bool{"beta": true, "alpha": true, "Bad Name": true}}, false},
+		}, scan.Changes{Skills: map[string]bool{"beta": true, "alpha": true, "Bad Name": true}}, false},
 	}
 	for _, r := range rounds {
 		r.change()
@@ -432,7 +433,7 @@ func TestUpdateRescansLinkedEntries(t *testing.T) {
 	writeFile(t, filepath.Join(skills, "shared", "common.md"), "common v2\n", 0o644)
 	writeFile(t, filepath.Join(agents, "store", "reviewer.md"), strings.Replace(agentMD("reviewer"), "You review.", "You review twice.", 1), 0o644)
 	// What the watch sends: the entries that hold the changed files.
-	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"shared": true}, Agents: map[string]bool{"store": true}})
+	snap, err := c.Update(t.Context(), scan.Changes{Skills: map[string]bool{"shared": true}, Agents: map[string]bool{"store": true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +465,7 @@ func TestUpdateWithNothingToRescanPublishesNothing(t *testing.T) {
 	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
 	c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
 	before := c.Current()
-	snap, err := c.Update(t.Context(), Changes{Skills: map[string]bool{}, Agents: map[string]bool{}})
+	snap, err := c.Update(t.Context(), scan.Changes{Skills: map[string]bool{}, Agents: map[string]bool{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // Retention keeps the promise of pinned URLs across reloads: an artifact
@@ -325,12 +327,12 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 	}
 	for name := range skillNames {
 		e := s.skillEntries[name]
-		if e == nil || e.skill == nil || cur.skillEntries[name] == e {
+		if e == nil || e.Skill == nil || cur.skillEntries[name] == e {
 			continue
 		}
 		curSkill, _ := cur.Skill(name)
-		for _, v := range e.skill.Versions {
-			var cv *SkillVersion
+		for _, v := range e.Skill.Versions {
+			var cv *item.SkillVersion
 			if curSkill != nil {
 				cv, _ = curSkill.Version(v.Version)
 			}
@@ -342,10 +344,10 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 					return false
 				}
 				switch file {
-				case skillFile:
+				case skill.FileName:
 					return cv.SkillMD == d
 				case "archive.zip":
-					return cv.Type == TypeArchive && cv.Archive == d
+					return cv.Type == item.TypeArchive && cv.Archive == d
 				}
 				r, ok := cv.Resource(file)
 				return ok && r.Digest == d
@@ -355,8 +357,8 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 					fn(SkillFileKey(v.Name, v.Version, file), d)
 				}
 			}
-			emit(skillFile, v.SkillMD)
-			if v.Type == TypeArchive {
+			emit(skill.FileName, v.SkillMD)
+			if v.Type == item.TypeArchive {
 				emit("archive.zip", v.Archive)
 			}
 			for _, res := range v.Resources {
@@ -366,11 +368,11 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 	}
 	for name := range agentNames {
 		e := s.agentEntries[name]
-		if e == nil || e.agent == nil || cur.agentEntries[name] == e {
+		if e == nil || e.Agent == nil || cur.agentEntries[name] == e {
 			continue
 		}
 		curAgent, _ := cur.Agent(name)
-		for _, v := range e.agent.Versions {
+		for _, v := range e.Agent.Versions {
 			if curAgent != nil {
 				if cv, ok := curAgent.Version(v.Version); ok && cv.Digest == v.Digest {
 					continue

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // retiredOnlyBytes is what the retired snapshots hold that the published
@@ -29,7 +31,7 @@ func retiredOnlyBytes(c *Catalog) int64 {
 		for _, sk := range s.Skills {
 			for _, v := range sk.Versions {
 				count(s, v.SkillMD)
-				if v.Type == TypeArchive {
+				if v.Type == item.TypeArchive {
 					count(s, v.Archive)
 				}
 				for _, r := range v.Resources {
@@ -137,7 +139,7 @@ func TestPartialUpdatesDropRewrittenBlobs(t *testing.T) {
 	for range 8 {
 		rand.Read(big)
 		writeFile(t, filepath.Join(root, "a", "big.bin"), string(big), 0o644)
-		if _, err := c.Update(t.Context(), Changes{Skills: map[string]bool{"a": true}}); err != nil {
+		if _, err := c.Update(t.Context(), scan.Changes{Skills: map[string]bool{"a": true}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +159,7 @@ func TestPartialUpdatesDropRewrittenBlobs(t *testing.T) {
 	}
 }
 
-func resourceDigests(v *SkillVersion) []content.Digest {
+func resourceDigests(v *item.SkillVersion) []content.Digest {
 	var out []content.Digest
 	for _, r := range v.Resources {
 		out = append(out, r.Digest)

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -86,13 +88,13 @@ func TestExampleTree(t *testing.T) {
 		name     string
 		latest   string
 		versions string // newest first
-		typ      ArtifactType
+		typ      item.ArtifactType
 	}{
-		{"code-review", "1.0.0", "1.0.0", TypeArchive},
-		{"k8s-deploy", "1.2.0", "2.0.0-rc.1,1.2.0,1.0.0", TypeArchive},
-		{"release-notes", "0.3.1", "0.3.1", TypeSkillMD},
-		{"support-triage", "1.2.0", "1.2.0", TypeSkillMD},
-		{"windows-notes", "0.0.0+8edeca7ea1f2", "0.0.0+8edeca7ea1f2", TypeSkillMD},
+		{"code-review", "1.0.0", "1.0.0", item.TypeArchive},
+		{"k8s-deploy", "1.2.0", "2.0.0-rc.1,1.2.0,1.0.0", item.TypeArchive},
+		{"release-notes", "0.3.1", "0.3.1", item.TypeSkillMD},
+		{"support-triage", "1.2.0", "1.2.0", item.TypeSkillMD},
+		{"windows-notes", "0.0.0+8edeca7ea1f2", "0.0.0+8edeca7ea1f2", item.TypeSkillMD},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,7 +134,7 @@ func TestArchiveFollowsZipRules(t *testing.T) {
 	snap := scanTree(t, Source{SkillsDir: "../../testdata/skills"})
 	for _, sk := range snap.Skills {
 		for _, v := range sk.Versions {
-			if v.Type != TypeArchive {
+			if v.Type != item.TypeArchive {
 				continue
 			}
 			b, _ := snap.Store.Get(v.Archive)
@@ -212,35 +214,35 @@ func TestFilesystemRules(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(t *testing.T, dir string)
-		lim   Limits
+		lim   scan.Limits
 		rule  string
 	}{
 		{"fifo", func(t *testing.T, dir string) {
 			if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
 				t.Skipf("mkfifo: %v", err)
 			}
-		}, Limits{}, skill.RuleFileType},
+		}, scan.Limits{}, skill.RuleFileType},
 		{"dir-loop", func(t *testing.T, dir string) {
 			symlink(t, "..", filepath.Join(dir, "sub", "up"))
-		}, Limits{}, skill.RuleSymlink},
+		}, scan.Limits{}, skill.RuleSymlink},
 		{"self-link", func(t *testing.T, dir string) {
 			symlink(t, "self", filepath.Join(dir, "self"))
-		}, Limits{}, skill.RuleSymlink},
+		}, scan.Limits{}, skill.RuleSymlink},
 		{"file-too-big", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "big.bin"), strings.Repeat("x", 2000), 0o644)
-		}, Limits{MaxFileBytes: 1000}, skill.RuleLimit},
+		}, scan.Limits{MaxFileBytes: 1000}, skill.RuleLimit},
 		{"too-many-files", func(t *testing.T, dir string) {
 			for _, f := range []string{"a", "b", "c"} {
 				writeFile(t, filepath.Join(dir, f), f, 0o644)
 			}
-		}, Limits{MaxFiles: 3}, skill.RuleLimit},
+		}, scan.Limits{MaxFiles: 3}, skill.RuleLimit},
 		{"dotdot-in-name", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "notes..md"), "x", 0o644)
-		}, Limits{}, skill.RuleResourcePath},
+		}, scan.Limits{}, skill.RuleResourcePath},
 		{"too-many-bytes", func(t *testing.T, dir string) {
 			writeFile(t, filepath.Join(dir, "a.bin"), strings.Repeat("a", 600), 0o644)
 			writeFile(t, filepath.Join(dir, "b.bin"), strings.Repeat("b", 600), 0o644)
-		}, Limits{MaxTotalBytes: 1000}, skill.RuleLimit},
+		}, scan.Limits{MaxTotalBytes: 1000}, skill.RuleLimit},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,10 +446,10 @@ func TestMetadataListsKeepTheirItems(t *testing.T) {
 	writeFile(t, filepath.Join(root, "a", "SKILL.md"), "---\nname: a\ndescription: d\nmetadata:\n  examples:\n    - Review this, then that\n    - Second\n  tags: x, y\n---\n", 0o644)
 	snap := scanTree(t, Source{SkillsDir: root})
 	a, _ := snap.Skill("a")
-	if got := a.Latest.list("examples"); len(got) != 2 || got[0] != "Review this, then that" {
+	if got := a.Latest.List("examples"); len(got) != 2 || got[0] != "Review this, then that" {
 		t.Errorf("examples = %q: a YAML list item holding a comma must stay one item", got)
 	}
-	if got := a.Latest.list("tags"); len(got) != 2 || got[1] != "y" {
+	if got := a.Latest.List("tags"); len(got) != 2 || got[1] != "y" {
 		t.Errorf("tags = %q: a comma-separated string splits", got)
 	}
 }
@@ -587,5 +589,26 @@ func TestNameCollisions(t *testing.T) {
 				t.Error("valid agent dropped")
 			}
 		})
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func agentMD(name string) string {
+	return "---\nname: " + name + "\ndescription: test agent " + name + "\n---\n\nYou review.\n"
+}
+
+func mkfifo(t *testing.T, p string) {
+	t.Helper()
+	if err := syscall.Mkfifo(p, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
 )
 
 // snapshot returns the current snapshot, or answers 503 and returns nil
@@ -49,7 +50,7 @@ type artifact struct {
 
 // skillVersion resolves {name}/{version} in snap; the error says what is
 // missing.
-func skillVersion(r *http.Request, snap *catalog.Snapshot) (name, version string, v *catalog.SkillVersion, err error) {
+func skillVersion(r *http.Request, snap *catalog.Snapshot) (name, version string, v *item.SkillVersion, err error) {
 	name, ok1 := param(r, "name")
 	version, ok2 := param(r, "version")
 	sk, ok := snap.Skill(name)
@@ -175,7 +176,7 @@ func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file st
 	case err != nil:
 	case file == "SKILL.md":
 		a.digest = v.SkillMD
-	case file == "archive.zip" && v.Type == catalog.TypeArchive:
+	case file == "archive.zip" && v.Type == item.TypeArchive:
 		a.digest = v.Archive
 	case file == "archive.zip":
 		a.missing = fmt.Errorf("%w: skill %q version %q is a lone SKILL.md and has no archive", errNotFound, name, version)

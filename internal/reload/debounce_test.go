@@ -12,13 +12,14 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // request is one reload a Reloader ran: when, and what it rescanned (nil:
 // everything).
 type request struct {
 	at      time.Time
-	changes *catalog.Changes
+	changes *scan.Changes
 }
 
 // requestTarget sends every reload it runs on got.
@@ -29,7 +30,7 @@ func (r requestTarget) Reload(context.Context) (*catalog.Snapshot, error) {
 	return &catalog.Snapshot{}, nil
 }
 
-func (r requestTarget) Update(_ context.Context, c catalog.Changes) (*catalog.Snapshot, error) {
+func (r requestTarget) Update(_ context.Context, c scan.Changes) (*catalog.Snapshot, error) {
 	r.got <- request{at: time.Now(), changes: &c}
 	return &catalog.Snapshot{}, nil
 }

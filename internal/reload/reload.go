@@ -17,13 +17,14 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // Target is what gets reloaded (catalog.Catalog). A reload whose context
 // is done must not keep a later one waiting (catalog.Catalog does not).
 type Target interface {
 	Reload(ctx context.Context) (*catalog.Snapshot, error)
-	Update(ctx context.Context, changes catalog.Changes) (*catalog.Snapshot, error)
+	Update(ctx context.Context, changes scan.Changes) (*catalog.Snapshot, error)
 }
 
 // Observer is told how reloads fare, for metrics (internal/metrics).
@@ -69,7 +70,7 @@ type Reloader struct {
 	requested  uint64 // tickets handed out
 	completed  uint64 // every ticket up to this one is covered by a finished reload
 	full       bool   // a pending request wants everything rescanned
-	changes    catalog.Changes
+	changes    scan.Changes
 	lastSnap   *catalog.Snapshot
 	lastErr    error
 	done       chan struct{} // closed when a reload finishes, then replaced
@@ -90,8 +91,8 @@ type nopObserver struct{}
 func (nopObserver) ObserveReloadsInProgress(int) {}
 func (nopObserver) ObserveReloadAbandoned()      {}
 
-func emptyChanges() catalog.Changes {
-	return catalog.Changes{Skills: map[string]bool{}, Agents: map[string]bool{}}
+func emptyChanges() scan.Changes {
+	return scan.Changes{Skills: map[string]bool{}, Agents: map[string]bool{}}
 }
 
 // Ticket identifies a request; Wait on it.
@@ -99,7 +100,7 @@ type Ticket uint64
 
 // Request asks for a reload. changes names what changed; nil asks for a
 // full rescan. It never blocks.
-func (r *Reloader) Request(changes *catalog.Changes) Ticket {
+func (r *Reloader) Request(changes *scan.Changes) Ticket {
 	r.mu.Lock()
 	r.requested++
 	t := Ticket(r.requested)
@@ -187,7 +188,7 @@ type outcome struct {
 // attempt runs one reload, and gives up waiting for it after the timeout.
 // The target keeps running an abandoned reload on its own goroutine (a
 // system call cannot be interrupted) until it returns.
-func (r *Reloader) attempt(ctx context.Context, full bool, changes catalog.Changes) (*catalog.Snapshot, error) {
+func (r *Reloader) attempt(ctx context.Context, full bool, changes scan.Changes) (*catalog.Snapshot, error) {
 	r.mu.Lock()
 	blocked := r.inProgress // no reload is awaited now, so every one in progress was abandoned
 	r.mu.Unlock()

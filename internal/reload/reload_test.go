@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // recorder is a Target that records reloads; each blocks until released.
 type recorder struct {
 	mu      sync.Mutex
-	calls   []*catalog.Changes // nil entry: full reload
+	calls   []*scan.Changes // nil entry: full reload
 	started chan struct{}
 	release chan struct{}
 }
@@ -27,7 +28,7 @@ func newRecorder() *recorder {
 	return &recorder{started: make(chan struct{}, 100), release: make(chan struct{}, 100)}
 }
 
-func (r *recorder) record(c *catalog.Changes) (*catalog.Snapshot, error) {
+func (r *recorder) record(c *scan.Changes) (*catalog.Snapshot, error) {
 	r.mu.Lock()
 	r.calls = append(r.calls, c)
 	n := len(r.calls)
@@ -38,7 +39,7 @@ func (r *recorder) record(c *catalog.Changes) (*catalog.Snapshot, error) {
 }
 
 func (r *recorder) Reload(context.Context) (*catalog.Snapshot, error) { return r.record(nil) }
-func (r *recorder) Update(_ context.Context, c catalog.Changes) (*catalog.Snapshot, error) {
+func (r *recorder) Update(_ context.Context, c scan.Changes) (*catalog.Snapshot, error) {
 	return r.record(&c)
 }
 
@@ -68,7 +69,7 @@ func watcher(t *testing.T, roots Roots) (*recorder, *Watcher) {
 
 // next waits for the next reload, lets it finish and returns what it
 // was asked to rescan (nil: everything).
-func (r *recorder) next(t *testing.T) *catalog.Changes {
+func (r *recorder) next(t *testing.T) *scan.Changes {
 	t.Helper()
 	select {
 	case <-r.started:
@@ -95,7 +96,7 @@ func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 	<-rec.started // reload 1 is running
 	var tickets []Ticket
 	for _, name := range []string{"a", "b", "c"} {
-		tickets = append(tickets, r.Request(&catalog.Changes{Skills: map[string]bool{name: true}}))
+		tickets = append(tickets, r.Request(&scan.Changes{Skills: map[string]bool{name: true}}))
 	}
 	rec.release <- struct{}{} // finish reload 1
 	snap, err := r.Wait(ctx, first)
@@ -197,7 +198,7 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := watch(t, Roots{Skills: link})
-	next := func() *catalog.Changes { t.Helper(); return rec.next(t) }
+	next := func() *scan.Changes { t.Helper(); return rec.next(t) }
 	// Swap the link atomically; the flip alone must be noticed.
 	tmp := filepath.Join(base, "tmp-link")
 	if err := os.Symlink(b, tmp); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // stuckTarget's first reloads block until unblock is closed, whatever
@@ -35,7 +36,7 @@ func (s *stuckTarget) Reload(context.Context) (*catalog.Snapshot, error) {
 	return &catalog.Snapshot{Generation: uint64(n)}, nil
 }
 
-func (s *stuckTarget) Update(ctx context.Context, _ catalog.Changes) (*catalog.Snapshot, error) {
+func (s *stuckTarget) Update(ctx context.Context, _ scan.Changes) (*catalog.Snapshot, error) {
 	return s.Reload(ctx)
 }
 

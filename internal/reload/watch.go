@@ -13,7 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // Roots are the directories to watch; "" means not configured.
@@ -372,7 +372,7 @@ const (
 )
 
 // note records which top-level entry ev touches.
-func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) eventKind {
+func (w *Watcher) note(ev fsnotify.Event, c *scan.Changes) eventKind {
 	dir := filepath.Dir(ev.Name)
 	if w.isRoot(ev.Name) {
 		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
@@ -397,10 +397,10 @@ func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) eventKind {
 	for _, r := range []struct {
 		root string
 		into map[string]bool
-		key  func(string) string
+		kind scan.Kind
 	}{
-		{w.abs.Skills, c.Skills, func(s string) string { return s }},
-		{w.abs.Agents, c.Agents, func(s string) string { return strings.TrimSuffix(s, ".md") }},
+		{w.abs.Skills, c.Skills, scan.SkillsRoot},
+		{w.abs.Agents, c.Agents, scan.AgentsRoot},
 	} {
 		if r.root == "" {
 			continue
@@ -410,10 +410,11 @@ func (w *Watcher) note(ev fsnotify.Event, c *catalog.Changes) eventKind {
 			continue
 		}
 		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		if strings.HasPrefix(top, ".") {
+		key, ok := r.kind.Key(top)
+		if !ok {
 			return eventNoted // hidden: never published; an update naming no entry still rescans linked ones
 		}
-		r.into[r.key(top)] = true
+		r.into[key] = true
 		return eventNoted
 	}
 	return eventNoted

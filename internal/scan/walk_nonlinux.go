@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package catalog
+package scan
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package catalog
+package scan
 
 import (
 	"crypto/sha256"
@@ -12,17 +12,17 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// scanCache lets a rescan skip unchanged work: files whose path, size,
+// Cache lets a rescan skip unchanged work: files whose path, size,
 // modification time and inode are unchanged are not re-read or re-hashed,
 // unchanged front matter is not parsed again, and archives of unchanged
-// file sets are not rebuilt. A Catalog keeps one across reloads.
+// file sets are not rebuilt. A catalogue keeps one across reloads.
 //
 // It is kept per top-level entry (one skill folder, one agent name), so a
 // reload that rescans one entry replaces one entry's cache, and entries
 // that disappeared take their cache with them. Each scan of an entry
 // writes a fresh entryCache from what it used; commit makes those the
 // cache, and a failed scan commits nothing.
-type scanCache struct {
+type Cache struct {
 	entries map[string]*entryCache // committed; read by scans, written by commit only
 
 	mu   sync.Mutex
@@ -79,11 +79,11 @@ type (
 // timestamp tick as the read would otherwise go unnoticed.
 const inDoubt = 2 * time.Second
 
-func newScanCache() *scanCache {
-	return &scanCache{entries: map[string]*entryCache{}}
+func NewCache() *Cache {
+	return &Cache{entries: map[string]*entryCache{}}
 }
 
-func (c *scanCache) begin() {
+func (c *Cache) begin() {
 	c.next = map[string]*entryCache{}
 	c.hits.Store(0)
 	c.misses.Store(0)
@@ -92,7 +92,7 @@ func (c *scanCache) begin() {
 // commit makes the finished scan's entry caches the cache. After a full
 // scan they replace everything; after a partial one, only the entries that
 // were rescanned (an entry without a new cache was removed).
-func (c *scanCache) commit(full bool, rescanned []string) {
+func (c *Cache) commit(full bool, rescanned []string) {
 	if full {
 		c.entries = c.next
 	} else {
@@ -110,13 +110,13 @@ func (c *scanCache) commit(full bool, rescanned []string) {
 // entryScan is the cache as one entry's scan sees it: the previous
 // generation to read from, and the new one it fills.
 type entryScan struct {
-	c    *scanCache
+	c    *Cache
 	key  string
 	prev *entryCache // nil when the entry was not cached
 	next *entryCache
 }
 
-func (c *scanCache) open(key string) *entryScan {
+func (c *Cache) open(key string) *entryScan {
 	return &entryScan{c: c, key: key, prev: c.entries[key], next: newEntryCache()}
 }
 

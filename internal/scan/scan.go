@@ -1,4 +1,19 @@
-package catalog
+// Package scan turns a skills root and an agents root into entries: one
+// per top-level name of a root, each with the item it publishes (if any)
+// and its problems. It owns the walker (walk*.go: one open handle per
+// folder, symlinks resolved through os.Root), the layout rules
+// (scan_skills.go, scan_agents.go), the entry-key rule (Kind.Key), the
+// per-entry cache that lets a rescan skip unchanged files, parses and
+// archives, and the last-good rule that keeps publishing a version whose
+// files fail to scan. A rescan takes the previous Result (entries and
+// store), never a published snapshot, so scanning does not depend on
+// publishing.
+//
+// It must not import internal/catalog, the document or HTTP packages, or
+// internal/reload; they build on it. It imports internal/item (the
+// domain model), internal/skill (front matter and problems) and
+// internal/content (digests, archives, the store).
+package scan
 
 import (
 	"context"
@@ -6,6 +21,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -31,6 +47,49 @@ func (t *treeRoot) lookupClaims(job entryJob) []entry {
 	}
 	return entries
 }
+
+// Kind is one of the two roots a scan reads.
+type Kind int
+
+// The roots.
+const (
+	SkillsRoot Kind = iota // skills/<name>/
+	AgentsRoot             // agents/<name>.md and agents/<name>/
+)
+
+func (k Kind) String() string {
+	if k == AgentsRoot {
+		return "agents"
+	}
+	return "skills"
+}
+
+// Key is the entry-key rule: which entry of root k the top-level name
+// belongs to. A skill's key is its folder name; an agent's is its name,
+// claimed by both x.md and x/. ok is false for names that are never
+// entries (hidden files and folders). The file watch attributes its
+// events by the same rule.
+func (k Kind) Key(name string) (key string, ok bool) {
+	if isHidden(name) {
+		return "", false
+	}
+	if k == AgentsRoot {
+		return strings.TrimSuffix(name, agentExt), true
+	}
+	return name, true
+}
+
+// candidates lists the top-level names that could claim key. Every .md
+// file directly in the agents root is an agent, README.md too (an error:
+// README is not a valid name), as docs/source-tree.md says.
+func (k Kind) candidates(key string) []string {
+	if k == AgentsRoot {
+		return []string{key + agentExt, key}
+	}
+	return []string{key}
+}
+
+func (k Kind) plan() rootPlan { return rootPlan{keyOf: k.Key, candidates: k.candidates} }
 
 // rootPlan says how a root's entries map to keys.
 type rootPlan struct {

@@ -1,4 +1,4 @@
-package catalog
+package scan
 
 import (
 	"errors"
@@ -11,10 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
-
-	"golang.org/x/text/cases"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -430,21 +426,6 @@ func validResourcePath(p string) bool {
 		}
 	}
 	return true
-}
-
-// foldName is the form in which two names collide on a client's
-// filesystem: canonical caseless matching (Unicode's NFD, full case
-// folding, NFD again), so "café" composed and decomposed, "straße" and
-// "STRASSE", and "Notes" and "notes" are each one name, as they are on
-// macOS and Windows. All-ASCII names, nearly all of them, fold by
-// lowercasing.
-func foldName(name string) string {
-	for i := 0; i < len(name); i++ {
-		if name[i] >= utf8.RuneSelf {
-			return norm.NFD.String(cases.Fold().String(norm.NFD.String(name)))
-		}
-	}
-	return strings.ToLower(name)
 }
 
 // resolveProblem is the problem of an entry resolve failed on: a symlink

@@ -1,4 +1,4 @@
-package catalog
+package scan
 
 import (
 	"context"
@@ -57,7 +57,7 @@ func TestLinksResolveEverywhere(t *testing.T) {
 	writeFile(t, filepath.Join(agents, ".shared", "planner", "1.0.0.md"), agentMD("planner"), 0o644)
 	symlink(t, ".shared/planner", filepath.Join(agents, "planner"))
 
-	snap := scanTree(t, Source{SkillsDir: skills, AgentsDir: agents})
+	snap := scanTree(t, Input{SkillsDir: skills, AgentsDir: agents})
 	for _, p := range snap.Problems {
 		if p.Severity == skill.SeverityError {
 			t.Errorf("unexpected problem %v", p)
@@ -122,10 +122,10 @@ func TestScanClosesEveryHandle(t *testing.T) {
 	writeFile(t, filepath.Join(root, "multi", "notes.txt"), "ignored\n", 0o644)
 	writeFile(t, filepath.Join(root, "multi", "bad version", "SKILL.md"), skillMD("multi"), 0o644)
 
-	scanTree(t, Source{SkillsDir: root, AgentsDir: "../../testdata/agents"}) // warm: the runtime opens what it keeps
+	scanTree(t, Input{SkillsDir: root, AgentsDir: "../../testdata/agents"}) // warm: the runtime opens what it keeps
 	before := fds()
 	for range 3 {
-		snap := scanTree(t, Source{SkillsDir: root, AgentsDir: "../../testdata/agents"})
+		snap := scanTree(t, Input{SkillsDir: root, AgentsDir: "../../testdata/agents"})
 		if _, ok := snap.Skill("deep"); !ok {
 			t.Fatalf("deep missing; problems %v", snap.Problems)
 		}
@@ -156,7 +156,7 @@ func TestDeepNestingIsALimit(t *testing.T) {
 	writeFile(t, filepath.Join(okDir, "leaf.md"), "leaf\n", 0o644)
 	writeFile(t, filepath.Join(deepDir, "leaf.md"), "leaf\n", 0o644)
 
-	snap := scanTree(t, Source{SkillsDir: root})
+	snap := scanTree(t, Input{SkillsDir: root})
 	if ps := problemsUnder(snap, root+"/deep/", skill.RuleLimit); len(ps) != 1 {
 		t.Errorf("limit problems under deep/: %v; all problems %v", ps, snap.Problems)
 	}
@@ -286,7 +286,7 @@ func TestOpenRefusesAFIFOSwappedIn(t *testing.T) {
 				if len(ps) != 1 || ps[0].Path != want || ps[0].Rule != skill.RuleFileType || !strings.Contains(ps[0].Message, "a FIFO") {
 					t.Errorf("problems %v, want one file-type problem at %s naming a FIFO", ps, want)
 				}
-				if len(files) != 2 || !files[0].read || files[0].rel != skillFile {
+				if len(files) != 2 || !files[0].read || files[0].rel != skill.FileName {
 					t.Errorf("files %+v: SKILL.md beside it must still be read", files)
 				}
 			})

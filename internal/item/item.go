@@ -1,9 +1,17 @@
-package catalog
+// Package item owns the domain model: a published skill or sub-agent,
+// its versions, their resources, and the order of versions (which one is
+// latest, which two strings name the same version).
+//
+// It must not import the scan, catalog, feed or HTTP packages; they all
+// build on it. Below it are only internal/skill (problems) and
+// internal/content (digests).
+package item
 
 import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // ArtifactType says how a skill version is downloaded.
@@ -60,6 +68,20 @@ func (v *SkillVersion) Digest() content.Digest {
 	return v.SkillMD
 }
 
+// Blobs lists the digests of every blob v serves: its SKILL.md, its
+// archive and its resources.
+func (v *SkillVersion) Blobs() []content.Digest {
+	out := make([]content.Digest, 0, 2+len(v.Resources))
+	out = append(out, v.SkillMD)
+	if v.Type == TypeArchive {
+		out = append(out, v.Archive)
+	}
+	for _, r := range v.Resources {
+		out = append(out, r.Digest)
+	}
+	return out
+}
+
 // Resource returns the resource file at slash path p.
 func (v *SkillVersion) Resource(p string) (*Resource, bool) {
 	r, ok := v.resByPath[p]
@@ -102,8 +124,36 @@ type AgentVersion struct {
 	Generation    uint64 // snapshot generation that read it from disk
 }
 
-func newAgent(name string, versions []*AgentVersion) *Agent {
-	latest := orderVersions(versions, func(v *AgentVersion) string { return v.Version })
+// Blobs lists the digest of the one blob v serves.
+func (v *AgentVersion) Blobs() []content.Digest { return []content.Digest{v.Digest} }
+
+// List reads the metadata value key as a list: a YAML list as it was
+// written, else a string split at commas ("a, b").
+func (v *SkillVersion) List(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
+
+// List reads the metadata value key as a list (see SkillVersion.List).
+func (v *AgentVersion) List(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
+
+func metaList(meta map[string]string, lists map[string][]string, key string) []string {
+	if l, ok := lists[key]; ok {
+		return l
+	}
+	return skill.ListItems(meta[key])
+}
+
+// NewSkill orders versions newest first and picks the latest.
+func NewSkill(name string, versions []*SkillVersion) *Skill {
+	latest := OrderVersions(versions, func(v *SkillVersion) string { return v.Version })
+	sk := &Skill{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]*SkillVersion, len(versions))}
+	for _, v := range versions {
+		sk.byVer[v.Version] = v
+	}
+	return sk
+}
+
+// NewAgent orders versions newest first and picks the latest.
+func NewAgent(name string, versions []*AgentVersion) *Agent {
+	latest := OrderVersions(versions, func(v *AgentVersion) string { return v.Version })
 	a := &Agent{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]*AgentVersion, len(versions))}
 	for _, v := range versions {
 		a.byVer[v.Version] = v
@@ -111,21 +161,15 @@ func newAgent(name string, versions []*AgentVersion) *Agent {
 	return a
 }
 
-func (s *Skill) name() string { return s.Name }
-func (a *Agent) name() string { return a.Name }
-
-// item returns the entry's skill; nil for a missing entry too.
-func (e *skillEntry) item() *Skill {
-	if e == nil {
-		return nil
+// IndexResources makes v.Resource find v.Resources; call it once they
+// are final.
+func (v *SkillVersion) IndexResources() {
+	v.resByPath = make(map[string]*Resource, len(v.Resources))
+	for i := range v.Resources {
+		v.resByPath[v.Resources[i].Path] = &v.Resources[i]
 	}
-	return e.skill
 }
 
-// item returns the entry's agent; nil for a missing entry too.
-func (e *agentEntry) item() *Agent {
-	if e == nil {
-		return nil
-	}
-	return e.agent
-}
+// LatestAlias names the latest version in read API paths; no version may
+// be called that.
+const LatestAlias = "latest"

@@ -1,70 +1,63 @@
-package catalog
+package scan
 
 import (
 	"strings"
 	"time"
 
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
 const agentExt = ".md"
 
-// agentEntry is the outcome of scanning everything that claims one agent
+// AgentEntry is the outcome of scanning everything that claims one agent
 // name (agents/<name>.md and agents/<name>/), or one top-level entry that
 // could not be read as an agent.
-type agentEntry struct {
-	agent    *Agent
-	problems []skill.Problem
-	gen      uint64
-	linked   bool // the entry is or holds a symlink (see skillEntry)
+type AgentEntry struct {
+	Agent    *item.Agent // nil when nothing in it is valid
+	Problems []skill.Problem
+	Gen      uint64
+	Linked   bool // the entry is or holds a symlink (see SkillEntry)
+}
+
+// Item returns the entry's agent; nil for a missing entry too.
+func (e *AgentEntry) Item() *item.Agent {
+	if e == nil {
+		return nil
+	}
+	return e.Agent
 }
 
 // agentScanner scans everything that claims one agent name:
 // agents/<name>.md (flat) and agents/<name>/<version>.md (versioned).
 type agentScanner struct {
 	scanBase
-	cur *agentEntry
+	cur *AgentEntry
 }
 
-func (s *agentScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.problems, p) }
-
-// agentKey is the entry key of a top-level name: the agent name it claims.
-func agentKey(entry string) string { return strings.TrimSuffix(entry, agentExt) }
-
-// agentsPlan maps the agents root: x.md and x/ both claim "x". Every
-// .md file directly in the root is an agent, README.md too (an error:
-// README is not a valid name), as docs/source-tree.md says.
-var agentsPlan = rootPlan{
-	keyOf: func(name string) (string, bool) {
-		if isHidden(name) {
-			return "", false
-		}
-		return agentKey(name), true
-	},
-	candidates: func(key string) []string { return []string{key + agentExt, key} },
-}
+func (s *agentScanner) problem(p skill.Problem) { s.cur.Problems = append(s.cur.Problems, p) }
 
 // scanAgentEntry scans the names that claim one agent into an entry, or
 // nil when there is nothing to keep.
-func scanAgentEntry(base scanBase, job entryJob) *agentEntry {
-	s := &agentScanner{scanBase: base, cur: &agentEntry{gen: base.generation}}
-	s.cur.agent = s.scanClaims(job.key, s.t.lookupClaims(job))
+func scanAgentEntry(base scanBase, job entryJob) *AgentEntry {
+	s := &agentScanner{scanBase: base, cur: &AgentEntry{Gen: base.generation}}
+	s.cur.Agent = s.scanClaims(job.key, s.t.lookupClaims(job))
 	s.keepLastGood(job.key)
-	if s.cur.agent == nil && len(s.cur.problems) == 0 && !s.cur.linked {
+	if s.cur.Agent == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
 		return nil
 	}
 	return s.cur
 }
 
 // scanClaims reads the top-level entries that claim one agent name.
-func (s *agentScanner) scanClaims(name string, entries []entry) *Agent {
+func (s *agentScanner) scanClaims(name string, entries []entry) *item.Agent {
 	type claim struct {
 		entry
 		resolved stat
 	}
 	var valid []claim
 	for _, e := range entries {
-		s.cur.linked = s.cur.linked || e.st.isSymlink()
+		s.cur.Linked = s.cur.Linked || e.st.isSymlink()
 		st, err := s.t.resolve(s.t.top, e)
 		switch {
 		case err != nil:
@@ -95,16 +88,16 @@ func (s *agentScanner) scanClaims(name string, entries []entry) *Agent {
 		}
 		return nil
 	}
-	var versions []*AgentVersion
+	var versions []*item.AgentVersion
 	if c := valid[0]; c.resolved.isDir() {
 		versions = s.scanVersioned(name, c.entry)
 	} else if v := s.scanFile(name, s.t.top, c.entry, ""); v != nil {
-		versions = []*AgentVersion{v}
+		versions = []*item.AgentVersion{v}
 	}
 	if len(versions) == 0 {
 		return nil
 	}
-	return newAgent(name, versions)
+	return item.NewAgent(name, versions)
 }
 
 // keepLastGood carries versions of the previous snapshot whose files
@@ -113,47 +106,47 @@ func (s *agentScanner) keepLastGood(key string) {
 	if s.prev == nil {
 		return
 	}
-	pe, ok := s.prev.agentEntries[key]
-	if !ok || pe.agent == nil {
+	pe, ok := s.prev.AgentEntries[key]
+	if !ok || pe.Agent == nil {
 		return
 	}
-	var versions []*AgentVersion
-	if s.cur.agent != nil {
-		versions = s.cur.agent.Versions
+	var versions []*item.AgentVersion
+	if s.cur.Agent != nil {
+		versions = s.cur.Agent.Versions
 	}
-	carried, stale := lastGood(pe.agent.Versions, versions, s.cur.problems)
+	carried, stale := lastGood(pe.Agent.Versions, versions, s.cur.Problems, agentKey)
 	if len(carried) == 0 {
 		return
 	}
 	for _, v := range carried {
-		s.carryBlob(v.Digest)
+		carry(s.blobs, s.prev.Store, v)
 	}
-	s.cur.problems = append(s.cur.problems, stale...)
-	s.cur.agent = newAgent(key, append(versions, carried...))
+	s.cur.Problems = append(s.cur.Problems, stale...)
+	s.cur.Agent = item.NewAgent(key, append(versions, carried...))
 }
 
 // scanVersioned reads the folder e (agents/<name>/) of versions.
-func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
+func (s *agentScanner) scanVersioned(name string, e entry) []*item.AgentVersion {
 	d, entries, p := s.t.openFolder(s.t.top, e)
 	if p != nil {
 		s.problem(*p)
 		return nil
 	}
 	defer d.close()
-	var versions []*AgentVersion
+	var versions []*item.AgentVersion
 	var names []string
 	for _, e := range entries {
 		if ver, ok := strings.CutSuffix(e.name, agentExt); ok && skill.ValidVersion(ver) {
 			names = append(names, ver)
 		}
 	}
-	same := sameVersions(names)
+	same := item.SameVersions(names)
 	found := false
 	for _, e := range entries {
 		if !strings.HasSuffix(e.name, agentExt) {
 			continue
 		}
-		s.cur.linked = s.cur.linked || e.st.isSymlink()
+		s.cur.Linked = s.cur.Linked || e.st.isSymlink()
 		found = true
 		ver := strings.TrimSuffix(e.name, agentExt)
 		report := s.t.report(d.join(e.name))
@@ -162,7 +155,7 @@ func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
 			continue
 		}
 		if other := same[ver]; other != "" {
-			s.problem(sameVersionProblem(report, ver, other))
+			s.problem(item.SameVersionProblem(report, ver, other))
 			continue
 		}
 		if v := s.scanFile(name, d, e, ver); v != nil {
@@ -177,7 +170,7 @@ func (s *agentScanner) scanVersioned(name string, e entry) []*AgentVersion {
 
 // scanFile validates the agent-md file e of d. fileVersion is the version
 // from the file name, or "" for a flat agent.
-func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string) *AgentVersion {
+func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string) *item.AgentVersion {
 	rel := d.join(e.name)
 	report := s.t.report(rel)
 	st, err := s.t.resolve(d, e)
@@ -201,15 +194,15 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 	if fileVersion != "" && a.Version != "" && a.Version != fileVersion {
 		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "declared version %q must equal the file name's %q; fix one of them", a.Version, fileVersion))
 	}
-	if fileVersion == LatestAlias || a.Version == LatestAlias {
-		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", LatestAlias))
+	if fileVersion == item.LatestAlias || a.Version == item.LatestAlias {
+		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", item.LatestAlias))
 	}
-	s.cur.problems = append(s.cur.problems, ps...)
+	s.cur.Problems = append(s.cur.Problems, ps...)
 	if skill.HasError(ps) {
 		return nil
 	}
 	s.blobs.PutDigested(digest, data)
-	v := &AgentVersion{
+	v := &item.AgentVersion{
 		Name:          name,
 		Description:   a.Description,
 		Metadata:      a.Metadata,

@@ -1,4 +1,4 @@
-package catalog
+package scan
 
 import (
 	"path"
@@ -7,10 +7,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
-
-const skillFile = "SKILL.md"
 
 // reservedPaths are resource paths that would shadow an artifact route.
 var reservedPaths = map[string]bool{"archive.zip": true, "resources": true}
@@ -24,38 +23,15 @@ var textExts = map[string]bool{
 }
 
 // scanBase is what the scanners of one entry need: the root, the blob
-// builder of the snapshot being built, the entry's cache, and the previous
-// snapshot for last good versions.
+// builder of the store being built, the entry's cache, and the previous
+// scan for last good versions.
 type scanBase struct {
 	t          *treeRoot
 	lim        Limits
 	blobs      *content.Builder
 	ec         *entryScan
-	prev       *Snapshot // nil on the first scan
+	prev       *Result // nil on the first scan
 	generation uint64
-}
-
-// carryBlob puts a blob of the previous snapshot into the new one.
-func (s *scanBase) carryBlob(d content.Digest) {
-	if b, ok := s.prev.Store.Get(d); ok {
-		s.blobs.PutDigested(d, b)
-	}
-}
-
-// carrySkillVersion puts every blob of v into the new snapshot.
-func carrySkillVersion(blobs *content.Builder, from *content.Store, v *SkillVersion) {
-	put := func(d content.Digest) {
-		if b, ok := from.Get(d); ok {
-			blobs.PutDigested(d, b)
-		}
-	}
-	put(v.SkillMD)
-	if v.Type == TypeArchive {
-		put(v.Archive)
-	}
-	for _, r := range v.Resources {
-		put(r.Digest)
-	}
 }
 
 // cachedRead is a fileReader through the entry's cache: a file whose stat
@@ -90,16 +66,11 @@ func staleProblem(source, version string, generation uint64) skill.Problem {
 	return skill.Warnf(source, skill.RuleStale, "still serving the last good version %s (from generation %d) until the errors here are fixed or it is removed from disk", version, generation)
 }
 
-// versionedItem is what lastGood needs of a skill or agent version.
-type versionedItem interface {
-	*SkillVersion | *AgentVersion
-	lastGoodKey() (version, source string, generation uint64)
-}
-
-func (v *SkillVersion) lastGoodKey() (string, string, uint64) {
+// lastGoodKey is what lastGood needs of a skill or agent version.
+func skillKey(v *item.SkillVersion) (string, string, uint64) {
 	return v.Version, v.Source, v.Generation
 }
-func (v *AgentVersion) lastGoodKey() (string, string, uint64) {
+func agentKey(v *item.AgentVersion) (string, string, uint64) {
 	return v.Version, v.Source, v.Generation
 }
 
@@ -109,18 +80,18 @@ func (v *AgentVersion) lastGoodKey() (string, string, uint64) {
 // transient read error therefore never removes a version from the feeds,
 // while a version whose files are gone from disk is not carried: removal
 // removes it. Each kept version is reported stale.
-func lastGood[V versionedItem](prev, cur []V, problems []skill.Problem) (carried []V, stale []skill.Problem) {
+func lastGood[V any](prev, cur []V, problems []skill.Problem, lastGoodKey func(V) (version, source string, generation uint64)) (carried []V, stale []skill.Problem) {
 	failed := failedPaths(problems)
 	if len(failed) == 0 {
 		return nil, nil
 	}
 	have := make(map[string]bool, len(cur))
 	for _, v := range cur {
-		ver, _, _ := v.lastGoodKey()
+		ver, _, _ := lastGoodKey(v)
 		have[ver] = true
 	}
 	for _, v := range prev {
-		ver, source, gen := v.lastGoodKey()
+		ver, source, gen := lastGoodKey(v)
 		if have[ver] || !touches(failed, source) {
 			continue
 		}
@@ -130,51 +101,53 @@ func lastGood[V versionedItem](prev, cur []V, problems []skill.Problem) (carried
 	return carried, stale
 }
 
-// skillEntry is the outcome of scanning one top-level folder of the skills
+// SkillEntry is the outcome of scanning one top-level folder of the skills
 // root. Snapshots keep entries, valid or not, so a reload can reuse those
 // that did not change together with their problems.
-type skillEntry struct {
-	skill    *Skill // nil when nothing in it is valid
-	problems []skill.Problem
-	gen      uint64 // generation that scanned it
-	// linked is true when the entry is or holds a symlink: what it
+type SkillEntry struct {
+	Skill    *item.Skill // nil when nothing in it is valid
+	Problems []skill.Problem
+	Gen      uint64 // generation that scanned it
+	// Linked is true when the entry is or holds a symlink: what it
 	// publishes may live in another entry, so a change anywhere can
-	// change it (see Catalog.Update).
-	linked bool
+	// change it (see catalog.Catalog.Update).
+	Linked bool
+}
+
+// Item returns the entry's skill; nil for a missing entry too.
+func (e *SkillEntry) Item() *item.Skill {
+	if e == nil {
+		return nil
+	}
+	return e.Skill
 }
 
 // skillScanner scans one top-level entry of the skills root.
 type skillScanner struct {
 	scanBase
-	cur *skillEntry
+	cur *SkillEntry
 }
 
-func (s *skillScanner) problem(p skill.Problem) { s.cur.problems = append(s.cur.problems, p) }
-
-// skillsPlan maps the skills root: every non-hidden name is an entry.
-var skillsPlan = rootPlan{
-	keyOf:      func(name string) (string, bool) { return name, !isHidden(name) },
-	candidates: func(key string) []string { return []string{key} },
-}
+func (s *skillScanner) problem(p skill.Problem) { s.cur.Problems = append(s.cur.Problems, p) }
 
 // scanSkillEntry scans one skill folder (job.claims holds it, or nothing
 // when it is gone) into an entry, or nil when there is nothing to keep.
-func scanSkillEntry(base scanBase, job entryJob) *skillEntry {
-	s := &skillScanner{scanBase: base, cur: &skillEntry{gen: base.generation}}
+func scanSkillEntry(base scanBase, job entryJob) *SkillEntry {
+	s := &skillScanner{scanBase: base, cur: &SkillEntry{Gen: base.generation}}
 	if claims := s.t.lookupClaims(job); len(claims) > 0 {
-		s.cur.skill = s.scanEntry(claims[0])
+		s.cur.Skill = s.scanEntry(claims[0])
 	}
 	s.keepLastGood(job.key)
-	if s.cur.skill == nil && len(s.cur.problems) == 0 && !s.cur.linked {
+	if s.cur.Skill == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
 		return nil
 	}
 	return s.cur
 }
 
 // scanEntry reads one top-level entry of the skills root.
-func (s *skillScanner) scanEntry(e entry) *Skill {
+func (s *skillScanner) scanEntry(e entry) *item.Skill {
 	name := e.name
-	s.cur.linked = s.cur.linked || e.st.isSymlink()
+	s.cur.Linked = s.cur.Linked || e.st.isSymlink()
 	st, err := s.t.resolve(s.t.top, e)
 	if err != nil {
 		s.problem(s.t.resolveProblem(s.t.top, e, err))
@@ -213,31 +186,31 @@ func (s *skillScanner) keepLastGood(name string) {
 	if s.prev == nil {
 		return
 	}
-	pe, ok := s.prev.skillEntries[name]
-	if !ok || pe.skill == nil {
+	pe, ok := s.prev.SkillEntries[name]
+	if !ok || pe.Skill == nil {
 		return
 	}
-	var versions []*SkillVersion
-	if s.cur.skill != nil {
-		versions = s.cur.skill.Versions
+	var versions []*item.SkillVersion
+	if s.cur.Skill != nil {
+		versions = s.cur.Skill.Versions
 	}
-	carried, stale := lastGood(pe.skill.Versions, versions, s.cur.problems)
+	carried, stale := lastGood(pe.Skill.Versions, versions, s.cur.Problems, skillKey)
 	if len(carried) == 0 {
 		return
 	}
 	for _, v := range carried {
-		carrySkillVersion(s.blobs, s.prev.Store, v)
+		carry(s.blobs, s.prev.Store, v)
 	}
-	s.cur.problems = append(s.cur.problems, stale...)
-	s.cur.skill = newSkill(name, append(versions, carried...))
+	s.cur.Problems = append(s.cur.Problems, stale...)
+	s.cur.Skill = item.NewSkill(name, append(versions, carried...))
 }
 
 // scanSkill reads one skill folder d (whose stat is st), flat or
 // versioned. Each folder is opened and listed once; the listing also
 // tells where SKILL.md files are.
-func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) *Skill {
-	if e, found, p := s.t.findFile(d, entries, skillFile); found {
-		s.cur.linked = s.cur.linked || e.st.isSymlink()
+func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) *item.Skill {
+	if e, found, p := s.t.findFile(d, entries, skill.FileName); found {
+		s.cur.Linked = s.cur.Linked || e.st.isSymlink()
 		if p != nil {
 			s.problem(*p)
 			return nil
@@ -246,7 +219,7 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 		if v == nil {
 			return nil
 		}
-		return newSkill(name, []*SkillVersion{v})
+		return item.NewSkill(name, []*item.SkillVersion{v})
 	}
 	// Version folders that may name the same version as another are
 	// scanned only once it is known whether both are versions.
@@ -256,18 +229,18 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 			names = append(names, e.name)
 		}
 	}
-	suspect := sameVersions(names)
+	suspect := item.SameVersions(names)
 	type version struct {
 		e   entry
 		vst stat
 	}
-	var versions []*SkillVersion
+	var versions []*item.SkillVersion
 	var ignored []skill.Problem
 	var deferred []version
 	found := false
 	for _, e := range entries {
 		child := d.join(e.name)
-		s.cur.linked = s.cur.linked || e.st.isSymlink()
+		s.cur.Linked = s.cur.Linked || e.st.isSymlink()
 		vst, err := s.t.resolve(d, e)
 		if err != nil {
 			s.problem(s.t.resolveProblem(d, e, err))
@@ -281,14 +254,14 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 		if !ok {
 			continue
 		}
-		md, hasMD, p := s.t.findFile(vd, ventries, skillFile)
+		md, hasMD, p := s.t.findFile(vd, ventries, skill.FileName)
 		if !hasMD {
 			vd.close()
 			ignored = append(ignored, ignoredInVersioned(s.t.report(child)))
 			continue
 		}
 		found = true
-		s.cur.linked = s.cur.linked || md.st.isSymlink()
+		s.cur.Linked = s.cur.Linked || md.st.isSymlink()
 		switch {
 		case p != nil:
 			s.problem(*p)
@@ -307,10 +280,10 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 	for _, v := range deferred {
 		names = append(names, v.e.name)
 	}
-	same := sameVersions(names)
+	same := item.SameVersions(names)
 	for _, v := range deferred {
 		if other := same[v.e.name]; other != "" {
-			s.problem(sameVersionProblem(s.t.report(d.join(v.e.name)), v.e.name, other))
+			s.problem(item.SameVersionProblem(s.t.report(d.join(v.e.name)), v.e.name, other))
 			continue
 		}
 		vd, ventries, ok := s.openFolder(d, v.e)
@@ -323,14 +296,14 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 		vd.close()
 	}
 	if found {
-		s.cur.problems = append(s.cur.problems, ignored...)
+		s.cur.Problems = append(s.cur.Problems, ignored...)
 	} else {
 		s.problem(skill.Errorf(s.t.report(name), skill.RuleLayout, "no SKILL.md: put one in the folder (flat) or in each version folder such as %s/1.0.0/SKILL.md", name))
 	}
 	if len(versions) == 0 {
 		return nil
 	}
-	return newSkill(name, versions)
+	return item.NewSkill(name, versions)
 }
 
 func collisionProblem(report, other string) skill.Problem {
@@ -344,15 +317,15 @@ func ignoredInVersioned(report string) skill.Problem {
 // scanVersion validates and stores one version folder d (whose stat is
 // st, listed as entries). folderVersion is the version folder's name, or
 // "" for a flat skill.
-func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry, folderVersion string) *SkillVersion {
+func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry, folderVersion string) *item.SkillVersion {
 	dir := d.path
 	files, ps, linked := s.t.listFiles(d, st, entries, s.lim, s.cachedRead)
-	s.cur.linked = s.cur.linked || linked
-	mdPath := s.t.report(path.Join(dir, skillFile))
+	s.cur.Linked = s.cur.Linked || linked
+	mdPath := s.t.report(path.Join(dir, skill.FileName))
 
 	var md *file
 	for i := range files {
-		if files[i].rel == skillFile && files[i].read {
+		if files[i].rel == skill.FileName && files[i].read {
 			md = &files[i]
 		}
 	}
@@ -365,16 +338,16 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	if folderVersion != "" && sk.Version != "" && sk.Version != folderVersion {
 		ps = append(ps, skill.Errorf(mdPath, skill.RuleVersion, "declared version %q must equal its folder name %q; fix one of them", sk.Version, folderVersion))
 	}
-	if folderVersion == LatestAlias || sk.Version == LatestAlias {
-		ps = append(ps, skill.Errorf(s.t.report(dir), skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", LatestAlias))
+	if folderVersion == item.LatestAlias || sk.Version == item.LatestAlias {
+		ps = append(ps, skill.Errorf(s.t.report(dir), skill.RuleVersion, "%q names the latest version in the read API and cannot be a version; use a version number", item.LatestAlias))
 	}
 	ps = append(ps, s.checkResources(dir, files)...)
-	s.cur.problems = append(s.cur.problems, ps...)
+	s.cur.Problems = append(s.cur.Problems, ps...)
 	if skill.HasError(ps) || md == nil {
 		return nil
 	}
 
-	v := &SkillVersion{
+	v := &item.SkillVersion{
 		Name:          name,
 		Description:   sk.Description,
 		Metadata:      sk.Metadata,
@@ -382,7 +355,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		Source:        s.t.report(dir),
 		Generation:    s.generation,
 		SkillMD:       md.digest,
-		Type:          TypeSkillMD,
+		Type:          item.TypeSkillMD,
 	}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))
@@ -394,7 +367,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		}
 		archive = append(archive, content.ArchiveFile{Path: f.rel, Data: f.data, Executable: f.st.executable()})
 		archiveDigests = append(archiveDigests, f.digest)
-		if f.rel == skillFile {
+		if f.rel == skill.FileName {
 			continue
 		}
 		mode := uint32(0o644)
@@ -402,7 +375,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 			mode = 0o755
 		}
 		s.blobs.PutDigested(f.digest, f.data)
-		v.Resources = append(v.Resources, Resource{Path: f.rel, Digest: f.digest, Size: int64(len(f.data)), Mode: mode})
+		v.Resources = append(v.Resources, item.Resource{Path: f.rel, Digest: f.digest, Size: int64(len(f.data)), Mode: mode})
 	}
 	if len(v.Resources) > 0 {
 		zipped, zd, err := s.ec.zip(archive, archiveDigests)
@@ -410,14 +383,11 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 			s.problem(skill.Errorf(s.t.report(dir), skill.RuleRead, "cannot build archive: %s", err))
 			return nil
 		}
-		v.Type = TypeArchive
+		v.Type = item.TypeArchive
 		v.Archive = zd
 		s.blobs.PutDigested(zd, zipped)
 	}
-	v.resByPath = make(map[string]*Resource, len(v.Resources))
-	for i := range v.Resources {
-		v.resByPath[v.Resources[i].Path] = &v.Resources[i]
-	}
+	v.IndexResources()
 
 	switch {
 	case folderVersion != "":
@@ -465,7 +435,7 @@ func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem 
 		}
 	}
 	collide := func(p string) bool {
-		key := foldName(p)
+		key := item.FoldName(p)
 		first, ok := claims[key]
 		switch {
 		case !ok:
@@ -488,24 +458,14 @@ func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem 
 		if reservedPaths[f.rel] {
 			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "%q is reserved for an API route of the version; move the file into a subfolder", f.rel))
 		}
-		if f.rel != skillFile && textExts[strings.ToLower(path.Ext(f.rel))] {
+		if f.rel != skill.FileName && textExts[strings.ToLower(path.Ext(f.rel))] {
 			if f.read && !utf8.Valid(f.data) {
 				ps = append(ps, skill.Errorf(report, skill.RuleEncoding, "text file is not valid UTF-8; clients reject the archive; save it as UTF-8"))
 			}
 		}
-		if f.read && f.rel != skillFile {
+		if f.read && f.rel != skill.FileName {
 			ps = append(ps, skill.CheckText(report, f.data)...)
 		}
 	}
 	return ps
-}
-
-// newSkill orders versions newest first and picks the latest.
-func newSkill(name string, versions []*SkillVersion) *Skill {
-	latest := orderVersions(versions, func(v *SkillVersion) string { return v.Version })
-	sk := &Skill{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]*SkillVersion, len(versions))}
-	for _, v := range versions {
-		sk.byVer[v.Version] = v
-	}
-	return sk
 }

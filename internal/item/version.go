@@ -1,12 +1,16 @@
-package catalog
+package item
 
 import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -60,9 +64,9 @@ func (k versionKey) isRelease() bool {
 	return k.sv != nil && k.sv.Prerelease() == ""
 }
 
-// orderVersions sorts vs newest first in place and returns the latest: the
+// OrderVersions sorts vs newest first in place and returns the latest: the
 // highest release, else the highest version.
-func orderVersions[T any](vs []T, version func(T) string) T {
+func OrderVersions[T any](vs []T, version func(T) string) T {
 	keys := make(map[string]versionKey, len(vs))
 	for _, v := range vs {
 		keys[version(v)] = parseVersionKey(version(v))
@@ -85,18 +89,18 @@ func orderVersions[T any](vs []T, version func(T) string) T {
 func versionIdentity(raw string) string {
 	k := parseVersionKey(raw)
 	if k.sv == nil {
-		return foldName(raw)
+		return FoldName(raw)
 	}
 	id := fmt.Sprintf("%d.%d.%d", k.sv.Major(), k.sv.Minor(), k.sv.Patch())
 	if pre := k.sv.Prerelease(); pre != "" {
 		id += "-" + pre
 	}
-	return foldName(id)
+	return FoldName(id)
 }
 
-// sameVersions returns, for each of vs (distinct strings, in order) that
+// SameVersions returns, for each of vs (distinct strings, in order) that
 // has the identity of another, the first other one with that identity.
-func sameVersions(vs []string) map[string]string {
+func SameVersions(vs []string) map[string]string {
 	if len(vs) < 2 {
 		return nil
 	}
@@ -121,6 +125,42 @@ func sameVersions(vs []string) map[string]string {
 	return out
 }
 
-func sameVersionProblem(report, version, other string) skill.Problem {
+func SameVersionProblem(report, version, other string) skill.Problem {
 	return skill.Errorf(report, skill.RuleVersion, "version %q is the same version as %q (equal semver precedence, or differing only in letter case); clients cannot tell them apart; keep one", version, other)
+}
+
+// FoldName is the form in which two names collide on a client's
+// filesystem: canonical caseless matching (Unicode's NFD, full case
+// folding, NFD again), so "café" composed and decomposed, "straße" and
+// "STRASSE", and "Notes" and "notes" are each one name, as they are on
+// macOS and Windows. All-ASCII names, nearly all of them, fold by
+// lowercasing.
+func FoldName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return norm.NFD.String(cases.Fold().String(norm.NFD.String(name)))
+		}
+	}
+	return strings.ToLower(name)
+}
+
+// IsUpdate reports whether latest (with digest latestDigest) is an update
+// for a client holding version current (with digest, "" when unknown).
+// Semver precedence decides first; where it ties, the digest decides when
+// the client gave one, else the version string.
+func IsUpdate(latest string, latestDigest content.Digest, current string, digest content.Digest) bool {
+	lk, ck := parseVersionKey(latest), parseVersionKey(current)
+	switch cmp := comparePrecedence(lk, ck); {
+	case cmp != 0:
+		return cmp > 0
+	case digest != "":
+		return digest != latestDigest
+	case lk.sv != nil && ck.sv != nil:
+		// Spellings of one version (1.0, v1.0.0) are not an update;
+		// build metadata is what tells undeclared versions
+		// (0.0.0+<digest prefix>) apart, so a different one is.
+		return lk.sv.Metadata() != ck.sv.Metadata()
+	default:
+		return current != latest
+	}
 }

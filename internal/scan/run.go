@@ -1,0 +1,292 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
+)
+
+// ErrScanFailed wraps the reason a whole scan could not complete; the
+// caller keeps its previous snapshot.
+var ErrScanFailed = errors.New("scan failed")
+
+// Changes names the top-level entries of each root (skills/<name>,
+// agents/<name>.md or agents/<name>/) that may have changed since the
+// previous snapshot. A nil *Changes means unknown: everything is rescanned
+// (unchanged files still come from the cache).
+type Changes struct {
+	Skills map[string]bool
+	Agents map[string]bool // keyed by agent name: "x" for x.md and x/
+}
+
+// Input says what one scan reads and what it may reuse.
+type Input struct {
+	// SkillsDir and AgentsDir are the roots; "" means not configured.
+	SkillsDir, AgentsDir string
+	Limits               Limits
+	// Generation is the generation the scan's entries are stamped with.
+	Generation uint64
+	// Prev is the previous scan: where a partial scan starts from, and
+	// the source of last good versions. Nil on the first scan.
+	Prev *Result
+	// Changes names the entries to rescan on top of Prev; nil rescans
+	// every entry (unchanged files still come from Cache).
+	Changes *Changes
+	Cache   *Cache
+}
+
+// Result is one completed scan: every entry of both roots, the items they
+// publish and the content store holding every blob those items serve.
+type Result struct {
+	SkillEntries map[string]*SkillEntry
+	AgentEntries map[string]*AgentEntry
+	Skills       []*item.Skill // sorted by name
+	Agents       []*item.Agent // sorted by name
+	Store        *content.Store
+	// Partial is true when the scan rescanned only RescannedSkills and
+	// RescannedAgents and reused every other entry of Prev.
+	Partial                          bool
+	RescannedSkills, RescannedAgents []string
+	// Rescanned counts entries scanned rather than reused; FileCacheHits
+	// and FileCacheMisses count files taken from the cache and files read.
+	Rescanned                      int
+	FileCacheHits, FileCacheMisses int
+}
+
+// Run scans the roots of in. Problems with individual items are data in
+// the entries; an error (wrapping ErrScanFailed) means the scan as a whole
+// failed (a root unreadable, ctx cancelled), and the cache is unchanged.
+func Run(ctx context.Context, in Input) (*Result, error) {
+	res := &Result{}
+	partial := in.Changes != nil && in.Prev != nil
+	// A partial scan lays its blobs over the previous store instead of
+	// copying it; once the overlay grows past an eighth of the store, in
+	// blobs or in bytes, a flat store is built again, dropping blobs
+	// nothing serves any more (a large file rewritten would otherwise
+	// keep every version it had).
+	flat := !partial || in.Prev.Store.OverlayLen() > in.Prev.Store.Len()/8 ||
+		in.Prev.Store.OverlayBytes() > in.Prev.Store.Bytes()/8
+	var blobs *content.Builder
+	if flat {
+		blobs = content.NewBuilder()
+	} else {
+		blobs = content.NewOverlay(in.Prev.Store)
+	}
+	in.Cache.begin()
+	var rescanned []string // cache keys of the entries scanned
+	base := func(t *treeRoot) scanBase {
+		return scanBase{t: t, lim: in.Limits, blobs: blobs, prev: in.Prev, generation: in.Generation}
+	}
+	skills := rootScan[*SkillEntry, *item.Skill]{kind: SkillsRoot, dir: in.SkillsDir,
+		scan: scanSkillEntry, item: (*SkillEntry).Item, name: func(s *item.Skill) string { return s.Name }}
+	agents := rootScan[*AgentEntry, *item.Agent]{kind: AgentsRoot, dir: in.AgentsDir,
+		scan: scanAgentEntry, item: (*AgentEntry).Item, name: func(a *item.Agent) string { return a.Name }}
+	if partial {
+		// A partial scan starts from the previous entries; a root with no
+		// changed names has none changed.
+		skills.prev, skills.prevItems, skills.changed = in.Prev.SkillEntries, in.Prev.Skills, orEmpty(in.Changes.Skills)
+		agents.prev, agents.prevItems, agents.changed = in.Prev.AgentEntries, in.Prev.Agents, orEmpty(in.Changes.Agents)
+	}
+
+	if in.SkillsDir != "" {
+		r, err := skills.run(ctx, in.Cache, base)
+		if err != nil {
+			return nil, err
+		}
+		res.SkillEntries, res.Skills, res.RescannedSkills = r.entries, r.items, r.keys
+		rescanned = append(rescanned, r.cacheKeys...)
+	}
+	if in.AgentsDir != "" {
+		r, err := agents.run(ctx, in.Cache, base)
+		if err != nil {
+			return nil, err
+		}
+		res.AgentEntries, res.Agents, res.RescannedAgents = r.entries, r.items, r.keys
+		rescanned = append(rescanned, r.cacheKeys...)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
+	}
+	if partial && flat {
+		// Entries reused from prev bring their blobs into the new flat store.
+		for _, e := range res.SkillEntries {
+			if e.Skill != nil {
+				for _, v := range e.Skill.Versions {
+					carry(blobs, in.Prev.Store, v)
+				}
+			}
+		}
+		for _, e := range res.AgentEntries {
+			if e.Agent != nil {
+				for _, v := range e.Agent.Versions {
+					carry(blobs, in.Prev.Store, v)
+				}
+			}
+		}
+	}
+
+	res.Store = blobs.Store()
+	in.Cache.commit(!partial, rescanned)
+	res.Rescanned = len(rescanned)
+	res.Partial = partial
+	res.FileCacheHits, res.FileCacheMisses = int(in.Cache.hits.Load()), int(in.Cache.misses.Load())
+	return res, nil
+}
+
+// carry puts every blob of v that from holds into blobs: a version kept
+// from the previous scan brings its bytes into the new store.
+func carry(blobs *content.Builder, from *content.Store, v interface{ Blobs() []content.Digest }) {
+	for _, d := range v.Blobs() {
+		if b, ok := from.Get(d); ok {
+			blobs.PutDigested(d, b)
+		}
+	}
+}
+
+// DirExists reports whether dir exists and is a directory.
+func DirExists(dir string) (bool, error) {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !info.IsDir():
+		return false, fmt.Errorf("%s is not a directory", dir)
+	}
+	return true, nil
+}
+
+// rootScan is one root's share of a build: what differs between the
+// skills and the agents root.
+type rootScan[E comparable, T comparable] struct {
+	kind      Kind
+	dir       string
+	changed   map[string]bool // nil: scan every entry; else a partial build
+	prev      map[string]E    // entries a partial build starts from
+	prevItems []T             // their items, sorted by name
+	scan      func(scanBase, entryJob) E
+	item      func(E) T // nil when the entry publishes nothing
+	name      func(T) string
+}
+
+type rootResult[E comparable, T comparable] struct {
+	entries   map[string]E
+	items     []T      // sorted by name
+	keys      []string // entry keys scanned
+	cacheKeys []string // the same, as scan cache keys
+}
+
+// run scans the root, on top of prev for a partial build, and lists its
+// items: sorted from scratch after a full scan, patched after a partial
+// one.
+func (r rootScan[E, T]) run(ctx context.Context, cache *Cache, base func(*treeRoot) scanBase) (rootResult[E, T], error) {
+	t, err := openTreeRoot(r.dir)
+	if err != nil {
+		return rootResult[E, T]{}, fmt.Errorf("%w: open %s root: %w", ErrScanFailed, r.kind, err)
+	}
+	defer t.Close()
+	entries, keys, err := scanRoot(ctx, t, r.kind.plan(), r.changed, r.prev, func(job entryJob) E {
+		b := base(t)
+		b.ec = cache.open(r.kind.String() + "/" + job.key)
+		defer b.ec.close()
+		return r.scan(b, job)
+	})
+	if err != nil {
+		return rootResult[E, T]{}, fmt.Errorf("%w: %w", ErrScanFailed, err)
+	}
+	res := rootResult[E, T]{entries: entries, keys: keys}
+	item := func(k string) T { return r.item(entries[k]) }
+	if r.changed != nil {
+		res.items = patchSorted(r.prevItems, keys, item, r.name)
+	} else {
+		res.items = sortedItems(entries, r.item, r.name)
+	}
+	for _, k := range keys {
+		res.cacheKeys = append(res.cacheKeys, r.kind.String()+"/"+k)
+	}
+	return res, nil
+}
+
+// orEmpty returns m, or an empty set for nil: a partial build tells
+// "nothing changed" from "scan everything" by a non-nil set.
+func orEmpty(m map[string]bool) map[string]bool {
+	if m == nil {
+		return map[string]bool{}
+	}
+	return m
+}
+
+// sortedItems returns the items of entries (nil ones left out), sorted
+// by name.
+func sortedItems[E comparable, T comparable](entries map[string]E, item func(E) T, name func(T) string) []T {
+	var zero T
+	out := make([]T, 0, len(entries))
+	for _, e := range entries {
+		if it := item(e); it != zero {
+			out = append(out, it)
+		}
+	}
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(name(a), name(b)) })
+	return out
+}
+
+// scanRoot scans the entries of one root: all of them (changed == nil),
+// or only the changed ones on top of prev's. It returns the new entries and
+// the keys it scanned.
+func scanRoot[E comparable](ctx context.Context, t *treeRoot, p rootPlan, changed map[string]bool, prev map[string]E, scan func(entryJob) E) (map[string]E, []string, error) {
+	jobs, err := p.plan(t, changed)
+	if err != nil {
+		return nil, nil, err
+	}
+	results := make([]E, len(jobs))
+	if err := runJobs(ctx, jobs, func(i int, job entryJob) { results[i] = scan(job) }); err != nil {
+		return nil, nil, err
+	}
+	entries := make(map[string]E, len(prev)+len(jobs))
+	maps.Copy(entries, prev)
+	keys := make([]string, len(jobs))
+	var none E
+	for i, job := range jobs {
+		keys[i] = job.key
+		if results[i] == none {
+			delete(entries, job.key)
+		} else {
+			entries[job.key] = results[i]
+		}
+	}
+	return entries, keys, nil
+}
+
+// patchSorted returns prev (sorted by name) with the items of the keys
+// rescanned replaced by their new version, if any: the order of a large
+// catalogue is kept, not sorted again, when a reload changed a few items.
+//
+// It copies prev once and finds each key by binary search, so beyond that
+// copy its cost follows the number of keys.
+func patchSorted[T any](prev []T, keys []string, now func(key string) T, name func(T) string) []T {
+	out := slices.Grow(slices.Clone(prev), len(keys))
+	byName := func(x T, n string) int { return strings.Compare(name(x), n) }
+	var zero T
+	for _, k := range keys {
+		i, found := slices.BinarySearchFunc(out, k, byName)
+		it := now(k)
+		switch gone := any(it) == any(zero); {
+		case gone && found:
+			out = slices.Delete(out, i, i+1)
+		case gone:
+		case found:
+			out[i] = it
+		default:
+			out = slices.Insert(out, i, it)
+		}
+	}
+	return out
+}
