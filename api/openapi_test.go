@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/httpapi"
 	"github.com/skillserver/skillserver/internal/metrics"
@@ -467,7 +468,7 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 	skills, agents := fixture.ExampleTree(t, "..")
 	// The agent card speaks for the server: name and version come from
 	// configuration and the build, as in cmd/skillserver.
-	server := catalog.ServerInfo{Name: "skillserver", Description: "Contract test server.", Version: "v0.0.0-test"}
+	server := feed.ServerInfo{Name: "skillserver", Description: "Contract test server.", Version: "v0.0.0-test"}
 	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents, Server: server}, log)
 	if _, err := cat.Reload(t.Context()); err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/httpapi"
 	"github.com/skillserver/skillserver/internal/metrics"
 	"github.com/skillserver/skillserver/internal/reload"
@@ -109,7 +110,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stdout, 
 // default directory means none of that kind, a missing configured one is an
 // error.
 func source(cfg *config.Config) (catalog.Source, error) {
-	src := catalog.Source{PageSize: cfg.PageSize, Server: catalog.ServerInfo{
+	src := catalog.Source{PageSize: cfg.PageSize, Server: feed.ServerInfo{
 		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: version,
 	}, Limits: scan.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -35,7 +36,7 @@ type Options struct {
 	// bound).
 	RetentionMaxBytes int64
 	// DocumentCacheBytes bounds the documents kept for base URLs nobody
-	// configured, across snapshots; 0 means DefaultDocumentCacheBytes,
+	// configured, across snapshots; 0 means feed.DefaultCacheBytes,
 	// negative keeps none.
 	DocumentCacheBytes int64
 	// OnReload, if set, is called after every reload attempt.
@@ -68,7 +69,7 @@ type Catalog struct {
 	cache   *scan.Cache // lent to the running reload
 	cur     atomic.Pointer[Snapshot]
 	retain  *retention
-	docs    *docLRU
+	docs    *feed.SharedCache
 }
 
 // attempt is one reload in progress. Reloads run one at a time; one whose
@@ -100,10 +101,10 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 		o.Now = time.Now
 	}
 	if o.DocumentCacheBytes == 0 {
-		o.DocumentCacheBytes = DefaultDocumentCacheBytes
+		o.DocumentCacheBytes = feed.DefaultCacheBytes
 	}
 	return &Catalog{src: src, log: log, opts: o, cache: scan.NewCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
-		docs: newDocLRU(o.DocumentCacheBytes)}
+		docs: feed.NewSharedCache(o.DocumentCacheBytes)}
 }
 
 // Current returns the published snapshot, or nil before the first Reload

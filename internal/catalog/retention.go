@@ -112,7 +112,7 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 
 // release drops what the shared document cache holds for s, which
 // nothing serves any more.
-func (s *Snapshot) release() { s.docs.shared.drop(s.Generation) }
+func (s *Snapshot) release() { s.feed.Release() }
 
 func (r *retention) dropSnapshot(i int) {
 	r.snapshots[i].snap.release()
@@ -165,7 +165,7 @@ func (r *retention) bound() {
 		}
 	}
 	for i, rs := range r.snapshots {
-		docs[i] = rs.snap.docs.bytes.Load()
+		docs[i] = rs.snap.feed.Bytes()
 		r.bytes += docs[i]
 		for d, n := range rs.own {
 			if held(d) {

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -302,8 +303,8 @@ func TestSymlinkInsideRootIsPublished(t *testing.T) {
 func TestScanIsDeterministic(t *testing.T) {
 	src := Source{SkillsDir: "../../testdata/skills"}
 	a, b := scanTree(t, src), scanTree(t, src)
-	da, _ := a.Document(Base{URL: "https://x.test"}, DocKey{Kind: DocRFCIndex})
-	db, _ := b.Document(Base{URL: "https://x.test"}, DocKey{Kind: DocRFCIndex})
+	da, _ := a.Feed().Document(feed.Base{URL: "https://x.test"}, feed.DocKey{Kind: feed.DocRFCIndex})
+	db, _ := b.Feed().Document(feed.Base{URL: "https://x.test"}, feed.DocKey{Kind: feed.DocRFCIndex})
 	if !bytes.Equal(da.Body, db.Body) {
 		t.Fatal("two scans of one tree rendered different indexes")
 	}
@@ -371,46 +372,12 @@ func TestInvalidAgentFixtures(t *testing.T) {
 // with no items), unlike no agents root at all (404).
 func TestAgentsConfiguredButEmpty(t *testing.T) {
 	empty := scanTree(t, Source{AgentsDir: t.TempDir()})
-	if _, ok := empty.Document(Base{}, DocKey{Kind: DocSubagentPage, Page: AllPage}); !ok {
+	if _, ok := empty.Feed().Document(feed.Base{}, feed.DocKey{Kind: feed.DocSubagentPage, Page: feed.AllPage}); !ok {
 		t.Error("configured empty agents root has no page")
 	}
 	none := scanTree(t, Source{})
-	if _, ok := none.Document(Base{}, DocKey{Kind: DocSubagentIndex}); ok {
+	if _, ok := none.Feed().Document(feed.Base{}, feed.DocKey{Kind: feed.DocSubagentIndex}); ok {
 		t.Error("no agents root, yet a sub-agent index")
-	}
-}
-
-func TestPagination(t *testing.T) {
-	root := t.TempDir()
-	for _, n := range []string{"a", "b", "c", "d", "e"} {
-		writeFile(t, filepath.Join(root, n, "SKILL.md"), skillMD(n), 0o644)
-	}
-	tests := []struct {
-		size  int
-		pages string
-	}{
-		{0, "all"}, {5, "all"}, {100, "all"}, {2, "1,2,3"}, {4, "1,2"}, {1, "1,2,3,4,5"},
-	}
-	for _, tt := range tests {
-		snap := scanTree(t, Source{SkillsDir: root, PageSize: tt.size})
-		idx := snap.tree(false).index(snap.pageSize)
-		var names []string
-		total := 0
-		for _, p := range idx.Pages {
-			name := strings.TrimSuffix(strings.TrimPrefix(p.Href, "/skills/v1/pages/"), ".json")
-			names = append(names, name)
-			page, ok := snap.tree(false).page(snap.pageSize, name)
-			if !ok || page.Range != p.Range {
-				t.Fatalf("size %d: page %s missing or range %q != %q", tt.size, name, page.Range, p.Range)
-			}
-			if tt.size > 0 && len(page.Items) > tt.size {
-				t.Errorf("size %d: page %s holds %d items", tt.size, name, len(page.Items))
-			}
-			total += len(page.Items)
-		}
-		if got := strings.Join(names, ","); got != tt.pages || total != 5 {
-			t.Errorf("size %d: pages %s holding %d items, want %s holding 5", tt.size, got, total, tt.pages)
-		}
 	}
 }
 

@@ -2,10 +2,10 @@ package catalog
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -22,7 +22,7 @@ type Source struct {
 	// PageSize is the most items one native-tree page holds (0: default).
 	PageSize int
 	// Server describes this server in the agent card.
-	Server ServerInfo
+	Server feed.ServerInfo
 }
 
 // Snapshot is one immutable, complete view of the catalogue. Everything a
@@ -55,25 +55,11 @@ type Snapshot struct {
 	rescannedSkills, rescannedAgents []string
 	agentEntries                     map[string]*scan.AgentEntry
 	derived                          derived
-	pageSize                         int
-	server                           ServerInfo
-	search                           searchIndexes
-	trees                            sync.Once // builds skillTree and agentTree on first use
-	skillTree                        collection
-	agentTree                        collection
-	docs                             *docCache
+	feed                             *feed.Feed
 }
 
-// tree returns the native-tree view of skills or agents, built once per
-// snapshot when a tree document is first asked for (a reload does not
-// pay for it).
-func (s *Snapshot) tree(agents bool) *collection {
-	s.trees.Do(func() { s.skillTree, s.agentTree = s.skillCollection(), s.agentCollection() })
-	if agents {
-		return &s.agentTree
-	}
-	return &s.skillTree
-}
+// Feed returns the documents of the snapshot.
+func (s *Snapshot) Feed() *feed.Feed { return s.feed }
 
 // Skill returns the named skill. A skill's entry key is its folder name,
 // which is its name.
@@ -101,7 +87,7 @@ func (s *Snapshot) ErrorCount() int { return s.derived.errors }
 // with individual items are data in the snapshot; an error means the scan as
 // a whole failed (a root unreadable, ctx cancelled) and nothing was built.
 func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error) {
-	return build(ctx, buildInput{src: src, generation: generation, cache: scan.NewCache(), docs: newDocLRU(DefaultDocumentCacheBytes)})
+	return build(ctx, buildInput{src: src, generation: generation, cache: scan.NewCache(), docs: feed.NewSharedCache(feed.DefaultCacheBytes)})
 }
 
 type buildInput struct {
@@ -110,7 +96,7 @@ type buildInput struct {
 	prev       *Snapshot // reused where unchanged; source of last good versions
 	changes    *scan.Changes
 	cache      *scan.Cache
-	docs       *docLRU // the shared document cache
+	docs       *feed.SharedCache
 }
 
 func build(ctx context.Context, in buildInput) (*Snapshot, error) {
@@ -131,12 +117,8 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		scanned: r, skillEntries: r.SkillEntries, agentEntries: r.AgentEntries,
 		partial: r.Partial, rescannedSkills: r.RescannedSkills, rescannedAgents: r.RescannedAgents}
 	snap.derive(in.prev)
-	snap.server = src.Server
-	snap.pageSize = src.PageSize
-	if snap.pageSize <= 0 {
-		snap.pageSize = DefaultPageSize
-	}
-	snap.docs = newDocCache(in.docs)
+	snap.feed = feed.New(feed.Input{Generation: snap.Generation, Source: snap, Skills: snap.Skills, Agents: snap.Agents,
+		AgentsConfigured: snap.AgentsConfigured, PageSize: src.PageSize, Server: src.Server, Shared: in.docs})
 	snap.ScanDuration = time.Since(start)
 	return snap, nil
 }

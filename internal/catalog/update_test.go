@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 )
 
 // TestCheckUpdateAcrossEdits: a skill without a declared version gets
@@ -16,7 +17,7 @@ import (
 func TestCheckUpdateAcrossEdits(t *testing.T) {
 	root := t.TempDir()
 	c := newTestCatalog(t, Source{SkillsDir: root}, Options{})
-	var held []UpdateCheck // what a client that installed each edit holds
+	var held []feed.UpdateCheck // what a client that installed each edit holds
 	for i := range 6 {
 		writeFile(t, filepath.Join(root, "plain", "SKILL.md"), skillMD("plain")+fmt.Sprintf("Edit %d.\n", i), 0o644)
 		snap, err := c.Reload(t.Context())
@@ -24,15 +25,15 @@ func TestCheckUpdateAcrossEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		for j, h := range held {
-			if got := snap.CheckUpdate("plain", h.LatestVersion, ""); !got.HasUpdate {
+			if got := snap.Feed().CheckUpdate("plain", h.LatestVersion, ""); !got.HasUpdate {
 				t.Errorf("edit %d: a client on edit %d (%s) is told there is no update to %s", i, j, h.LatestVersion, got.LatestVersion)
 			}
-			if got := snap.CheckUpdate("plain", h.LatestVersion, content.Digest(h.LatestDigest)); !got.HasUpdate {
+			if got := snap.Feed().CheckUpdate("plain", h.LatestVersion, content.Digest(h.LatestDigest)); !got.HasUpdate {
 				t.Errorf("edit %d: a client on edit %d, digest given, is told there is no update", i, j)
 			}
 		}
-		now := snap.CheckUpdate("plain", "", "")
-		if got := snap.CheckUpdate("plain", now.LatestVersion, ""); got.HasUpdate {
+		now := snap.Feed().CheckUpdate("plain", "", "")
+		if got := snap.Feed().CheckUpdate("plain", now.LatestVersion, ""); got.HasUpdate {
 			t.Errorf("edit %d: a client on the latest (%s) is told to update", i, now.LatestVersion)
 		}
 		held = append(held, now)
@@ -43,7 +44,7 @@ func TestCheckUpdateAcrossEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := snap.CheckUpdate("pinned", "1.0.0", "")
+	before := snap.Feed().CheckUpdate("pinned", "1.0.0", "")
 	writeFile(t, filepath.Join(root, "pinned", "SKILL.md"), "---\nname: pinned\ndescription: d\nversion: 1.0.0\n---\nTwo.\n", 0o644)
 	if snap, err = c.Reload(t.Context()); err != nil {
 		t.Fatal(err)
@@ -55,17 +56,17 @@ func TestCheckUpdateAcrossEdits(t *testing.T) {
 		want    bool
 	}{
 		{"in-place edit, old digest given", "1.0.0", content.Digest(before.LatestDigest), true},
-		{"in-place edit, current digest given", "1.0.0", content.Digest(snap.CheckUpdate("pinned", "", "").LatestDigest), false},
+		{"in-place edit, current digest given", "1.0.0", content.Digest(snap.Feed().CheckUpdate("pinned", "", "").LatestDigest), false},
 		{"no digest: the version is the latest", "1.0.0", "", false},
 		{"equal precedence, other spelling", "v1.0.0", "", false},
 		{"equal precedence, short spelling", "1.0", "", false},
 		{"equal precedence, other build metadata", "1.0.0+old", "", true},
-		{"equal precedence, other spelling, same bytes", "v1.0.0", content.Digest(snap.CheckUpdate("pinned", "", "").LatestDigest), false},
+		{"equal precedence, other spelling, same bytes", "v1.0.0", content.Digest(snap.Feed().CheckUpdate("pinned", "", "").LatestDigest), false},
 		{"older", "0.9.0", "", true},
 		{"newer, digest differs", "1.1.0", content.Digest(before.LatestDigest), false},
 	}
 	for _, tt := range tests {
-		if got := snap.CheckUpdate("pinned", tt.version, tt.digest); got.HasUpdate != tt.want {
+		if got := snap.Feed().CheckUpdate("pinned", tt.version, tt.digest); got.HasUpdate != tt.want {
 			t.Errorf("%s: hasUpdate %v, want %v", tt.name, got.HasUpdate, tt.want)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
 )
 
@@ -76,9 +77,9 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			return
 		}
 		key, ok := resolve(r)
-		var doc *catalog.Document
+		var doc *feed.Document
 		if ok {
-			doc, ok = snap.Document(base, key)
+			doc, ok = snap.Feed().Document(base, key)
 			// A client that began walking the tree before a reload may
 			// follow an href the new snapshot no longer has; let it finish
 			// from the snapshot it started on.
@@ -86,7 +87,7 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 				if ok || !key.Kind.Retainable() {
 					break
 				}
-				doc, ok = old.Document(base, key)
+				doc, ok = old.Feed().Document(base, key)
 			}
 		}
 		if !ok {
@@ -113,21 +114,21 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 // configured one, or one derived from the request, whose host must be
 // listed when allowed_hosts is set. Bases the operator named are Known:
 // their documents are kept for the snapshot's lifetime.
-func (s *Server) documentBase(r *http.Request) (catalog.Base, error) {
+func (s *Server) documentBase(r *http.Request) (feed.Base, error) {
 	base, ok := s.baseURL(r)
 	switch {
 	case !ok:
-		return catalog.Base{}, fmt.Errorf("%w: the Host header is not a valid host name; configure base_url", errBadRequest)
+		return feed.Base{}, fmt.Errorf("%w: the Host header is not a valid host name; configure base_url", errBadRequest)
 	case s.opts.BaseURL != "":
-		return catalog.Base{URL: base, Known: true}, nil
+		return feed.Base{URL: base, Known: true}, nil
 	case len(s.opts.AllowedHosts) == 0:
-		return catalog.Base{URL: base}, nil
+		return feed.Base{URL: base}, nil
 	}
 	_, host, _ := strings.Cut(base, "://")
 	if !slices.Contains(s.opts.AllowedHosts, host) {
-		return catalog.Base{}, fmt.Errorf("%w: this server does not serve host %q (allowed_hosts)", errMisdirected, host)
+		return feed.Base{}, fmt.Errorf("%w: this server does not serve host %q (allowed_hosts)", errMisdirected, host)
 	}
-	return catalog.Base{URL: base, Known: true}, nil
+	return feed.Base{URL: base, Known: true}, nil
 }
 
 func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {

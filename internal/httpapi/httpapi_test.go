@@ -19,6 +19,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 )
 
@@ -30,7 +31,7 @@ func newTestServer(t testing.TB, opts Options) (*Server, *catalog.Snapshot) {
 	t.Helper()
 	skills, agents := fixture.ExampleTree(t, "../..")
 	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents,
-		Server: catalog.ServerInfo{Name: "skillserver", Description: "Test server.", Version: "1.2.3-test"}}, slog.New(slog.DiscardHandler))
+		Server: feed.ServerInfo{Name: "skillserver", Description: "Test server.", Version: "1.2.3-test"}}, slog.New(slog.DiscardHandler))
 	snap, err := cat.Reload(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 )
 
 // Paging of search results.
@@ -54,15 +54,15 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 		}
 		take = min(take, maxTake)
 		q := r.URL.Query().Get("q")
-		var hits []catalog.Summary
+		var hits []feed.Summary
 		if agents {
 			if !snap.AgentsConfigured {
 				s.fail(w, r, fmt.Errorf("%w: no sub-agent source is configured", errNotFound))
 				return
 			}
-			hits = snap.SearchAgents(q)
+			hits = snap.Feed().SearchAgents(q)
 		} else {
-			hits = snap.SearchSkills(q)
+			hits = snap.Feed().SearchSkills(q)
 		}
 		w.Header().Set("X-Total-Count", strconv.Itoa(len(hits)))
 		start := min(skip, len(hits)) // skip+take could overflow; never add them
@@ -88,9 +88,9 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := make([]catalog.UpdateCheck, len(qs))
+	out := make([]feed.UpdateCheck, len(qs))
 	for i, q := range qs {
-		out[i] = snap.CheckUpdate(q.Name, q.Version, q.Digest)
+		out[i] = snap.Feed().CheckUpdate(q.Name, q.Version, q.Digest)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/feed"
 )
 
 // searchTree holds skills chosen so each ranking rule decides an order.
@@ -113,7 +114,7 @@ func TestCheckUpdates(t *testing.T) {
 	if r.code != 200 {
 		t.Fatalf("%d %s", r.code, r.body)
 	}
-	var got []catalog.UpdateCheck
+	var got []feed.UpdateCheck
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/feed"
 )
 
 // routes registers every route the server answers. Each GET route also
@@ -22,37 +22,37 @@ func (s *Server) routes(r chi.Router) {
 	}
 
 	// Agent Skills Discovery RFC feed (wire.md §1).
-	get(r, "/.well-known/agent-skills/index.json", s.handleDocument(fixedDoc(catalog.DocRFCIndex)))
+	get(r, "/.well-known/agent-skills/index.json", s.handleDocument(fixedDoc(feed.DocRFCIndex)))
 	get(r, "/.well-known/agent-skills/{name}/SKILL.md", s.handleLatestSkillMD)
 	// One skill's own RFC index: `skills add https://host/skill/<name>`.
-	get(r, "/skill/{name}/.well-known/agent-skills/index.json", s.handleDocument(identityDoc(catalog.DocScopedIndex)))
+	get(r, "/skill/{name}/.well-known/agent-skills/index.json", s.handleDocument(identityDoc(feed.DocScopedIndex)))
 	// Legacy v0.1 index (skillkit, OpenCode).
-	get(r, "/.well-known/skills/index.json", s.handleDocument(fixedDoc(catalog.DocLegacyIndex)))
+	get(r, "/.well-known/skills/index.json", s.handleDocument(fixedDoc(feed.DocLegacyIndex)))
 	get(r, "/.well-known/skills/{name}/*", s.handleLegacyFile)
 	// A2A agent card, at the current and the older well-known path.
-	get(r, "/.well-known/agent-card.json", s.handleDocument(fixedDoc(catalog.DocAgentCard)))
-	get(r, "/.well-known/agent.json", s.handleDocument(fixedDoc(catalog.DocAgentCard)))
+	get(r, "/.well-known/agent-card.json", s.handleDocument(fixedDoc(feed.DocAgentCard)))
+	get(r, "/.well-known/agent.json", s.handleDocument(fixedDoc(feed.DocAgentCard)))
 
 	// Native manifest tree (wire.md §3).
-	get(r, "/manifest.json", s.handleDocument(fixedDoc(catalog.DocManifest)))
-	get(r, "/skills/v1/index.json", s.handleDocument(fixedDoc(catalog.DocSkillIndex)))
-	get(r, "/skills/v1/pages/{file}", s.handleDocument(pageDoc(catalog.DocSkillPage, catalog.DocSkill)))
-	get(r, "/skills/v1/{name}/index.json", s.handleDocument(identityDoc(catalog.DocSkill)))
-	get(r, "/skills/v1/{name}/versions/{file}", s.handleDocument(versionDoc(catalog.DocSkillVersion)))
-	get(r, "/subagents/v1/index.json", s.handleDocument(fixedDoc(catalog.DocSubagentIndex)))
-	get(r, "/subagents/v1/pages/{file}", s.handleDocument(pageDoc(catalog.DocSubagentPage, catalog.DocSubagent)))
-	get(r, "/subagents/v1/{name}/index.json", s.handleDocument(identityDoc(catalog.DocSubagent)))
-	get(r, "/subagents/v1/{name}/versions/{file}", s.handleDocument(versionDoc(catalog.DocSubagentVersion)))
+	get(r, "/manifest.json", s.handleDocument(fixedDoc(feed.DocManifest)))
+	get(r, "/skills/v1/index.json", s.handleDocument(fixedDoc(feed.DocSkillIndex)))
+	get(r, "/skills/v1/pages/{file}", s.handleDocument(pageDoc(feed.DocSkillPage, feed.DocSkill)))
+	get(r, "/skills/v1/{name}/index.json", s.handleDocument(identityDoc(feed.DocSkill)))
+	get(r, "/skills/v1/{name}/versions/{file}", s.handleDocument(versionDoc(feed.DocSkillVersion)))
+	get(r, "/subagents/v1/index.json", s.handleDocument(fixedDoc(feed.DocSubagentIndex)))
+	get(r, "/subagents/v1/pages/{file}", s.handleDocument(pageDoc(feed.DocSubagentPage, feed.DocSubagent)))
+	get(r, "/subagents/v1/{name}/index.json", s.handleDocument(identityDoc(feed.DocSubagent)))
+	get(r, "/subagents/v1/{name}/versions/{file}", s.handleDocument(versionDoc(feed.DocSubagentVersion)))
 
 	// Search and read API (wire.md §4). {version} may be "latest".
 	get(r, "/api/v1/skills", s.handleSearch(false))
 	r.Post("/api/v1/skills/check-updates", s.handleCheckUpdates)
-	get(r, "/api/v1/skills/{name}", s.handleDocument(identityDoc(catalog.DocAPISkill)))
-	get(r, "/api/v1/skills/{name}/{version}", s.handleDocument(apiVersionDoc(catalog.DocAPISkillVersion)))
-	get(r, "/api/v1/skills/{name}/{version}/resources", s.handleDocument(apiVersionDoc(catalog.DocAPISkillResources)))
+	get(r, "/api/v1/skills/{name}", s.handleDocument(identityDoc(feed.DocAPISkill)))
+	get(r, "/api/v1/skills/{name}/{version}", s.handleDocument(apiVersionDoc(feed.DocAPISkillVersion)))
+	get(r, "/api/v1/skills/{name}/{version}/resources", s.handleDocument(apiVersionDoc(feed.DocAPISkillResources)))
 	get(r, "/api/v1/subagents", s.handleSearch(true))
-	get(r, "/api/v1/subagents/{name}", s.handleDocument(identityDoc(catalog.DocAPISubagent)))
-	get(r, "/api/v1/subagents/{name}/{version}", s.handleDocument(apiVersionDoc(catalog.DocAPISubagentVersion)))
+	get(r, "/api/v1/subagents/{name}", s.handleDocument(identityDoc(feed.DocAPISubagent)))
+	get(r, "/api/v1/subagents/{name}/{version}", s.handleDocument(apiVersionDoc(feed.DocAPISubagentVersion)))
 
 	// Artifact bytes (wire.md §2).
 	get(r, "/api/v1/skills/{name}/{version}/SKILL.md", s.handleSkillMD)
@@ -69,10 +69,10 @@ func get(r chi.Router, pattern string, h http.HandlerFunc) {
 
 // docKeyFunc resolves a request to the document it names; ok is false when
 // the path cannot name one.
-type docKeyFunc func(*http.Request) (key catalog.DocKey, ok bool)
+type docKeyFunc func(*http.Request) (key feed.DocKey, ok bool)
 
-func fixedDoc(kind catalog.DocKind) docKeyFunc {
-	return func(*http.Request) (catalog.DocKey, bool) { return catalog.DocKey{Kind: kind}, true }
+func fixedDoc(kind feed.DocKind) docKeyFunc {
+	return func(*http.Request) (feed.DocKey, bool) { return feed.DocKey{Kind: kind}, true }
 }
 
 // jsonFile strips ".json" from the {file} parameter. chi cannot match
@@ -86,35 +86,35 @@ func jsonFile(r *http.Request) (string, bool) {
 
 // pageDoc resolves /{tree}/pages/{page}.json. Static segments win in chi,
 // so an item named "pages" has its identity document under this route.
-func pageDoc(page, identity catalog.DocKind) docKeyFunc {
-	return func(r *http.Request) (catalog.DocKey, bool) {
+func pageDoc(page, identity feed.DocKind) docKeyFunc {
+	return func(r *http.Request) (feed.DocKey, bool) {
 		f, ok := jsonFile(r)
 		if f == "index" {
-			return catalog.DocKey{Kind: identity, Name: "pages"}, ok
+			return feed.DocKey{Kind: identity, Name: "pages"}, ok
 		}
-		return catalog.DocKey{Kind: page, Page: f}, ok
+		return feed.DocKey{Kind: page, Page: f}, ok
 	}
 }
 
-func identityDoc(kind catalog.DocKind) docKeyFunc {
-	return func(r *http.Request) (catalog.DocKey, bool) {
+func identityDoc(kind feed.DocKind) docKeyFunc {
+	return func(r *http.Request) (feed.DocKey, bool) {
 		name, ok := param(r, "name")
-		return catalog.DocKey{Kind: kind, Name: name}, ok
+		return feed.DocKey{Kind: kind, Name: name}, ok
 	}
 }
 
-func versionDoc(kind catalog.DocKind) docKeyFunc {
-	return func(r *http.Request) (catalog.DocKey, bool) {
+func versionDoc(kind feed.DocKind) docKeyFunc {
+	return func(r *http.Request) (feed.DocKey, bool) {
 		name, ok1 := param(r, "name")
 		version, ok2 := jsonFile(r)
-		return catalog.DocKey{Kind: kind, Name: name, Version: version}, ok1 && ok2
+		return feed.DocKey{Kind: kind, Name: name, Version: version}, ok1 && ok2
 	}
 }
 
-func apiVersionDoc(kind catalog.DocKind) docKeyFunc {
-	return func(r *http.Request) (catalog.DocKey, bool) {
+func apiVersionDoc(kind feed.DocKind) docKeyFunc {
+	return func(r *http.Request) (feed.DocKey, bool) {
 		name, ok1 := param(r, "name")
 		version, ok2 := param(r, "version")
-		return catalog.DocKey{Kind: kind, Name: name, Version: version}, ok1 && ok2
+		return feed.DocKey{Kind: kind, Name: name, Version: version}, ok1 && ok2
 	}
 }

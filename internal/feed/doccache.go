@@ -1,19 +1,19 @@
-package catalog
+package feed
 
 import (
 	"container/list"
 	"sync"
 )
 
-// DefaultDocumentCacheBytes bounds the shared document cache by default.
-const DefaultDocumentCacheBytes = 32 << 20
+// DefaultCacheBytes bounds the shared document cache by default.
+const DefaultCacheBytes = 32 << 20
 
-// docLRU holds documents spliced for bases nobody configured (the Host
+// SharedCache holds documents spliced for bases nobody configured (the Host
 // of each request, when base_url and allowed_hosts are empty). A
 // catalogue's snapshots share one, bounded in bytes: the least recently
 // used go first, so a client sending a new Host with every request costs
 // a splice each time and evicts nothing but what it caused.
-type docLRU struct {
+type SharedCache struct {
 	max int64 // <= 0: nothing is kept
 
 	mu      sync.Mutex
@@ -34,10 +34,13 @@ type lruEntry struct {
 	cost int64
 }
 
-func newDocLRU(max int64) *docLRU { return &docLRU{max: max, byKey: map[lruKey]*list.Element{}} }
+// NewSharedCache returns a cache of at most max bytes (<= 0: none).
+func NewSharedCache(max int64) *SharedCache {
+	return &SharedCache{max: max, byKey: map[lruKey]*list.Element{}}
+}
 
 // get returns the document cached for k, marking it used.
-func (c *docLRU) get(k lruKey) (*Document, bool) {
+func (c *SharedCache) get(k lruKey) (*Document, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byKey[k]
@@ -51,7 +54,7 @@ func (c *docLRU) get(k lruKey) (*Document, bool) {
 }
 
 // add caches d, which no other goroutine holds yet, under k.
-func (c *docLRU) add(k lruKey, d *Document) {
+func (c *SharedCache) add(k lruKey, d *Document) {
 	cost := int64(len(d.Body)+len(k.base)) + docOverhead
 	if cost > c.max {
 		return
@@ -69,7 +72,7 @@ func (c *docLRU) add(k lruKey, d *Document) {
 }
 
 // grow counts n more bytes for e (its compressed form), if still cached.
-func (c *docLRU) grow(e *lruEntry, n int64) {
+func (c *SharedCache) grow(e *lruEntry, n int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byKey[e.key]; ok && el.Value == e {
@@ -79,20 +82,20 @@ func (c *docLRU) grow(e *lruEntry, n int64) {
 	}
 }
 
-func (c *docLRU) evict() {
+func (c *SharedCache) evict() {
 	for c.bytes > c.max {
 		c.remove(c.entries.Back())
 	}
 }
 
-func (c *docLRU) remove(el *list.Element) {
+func (c *SharedCache) remove(el *list.Element) {
 	e := c.entries.Remove(el).(*lruEntry)
 	delete(c.byKey, e.key)
 	c.bytes -= e.cost
 }
 
 // drop removes the documents of a snapshot nothing serves any more.
-func (c *docLRU) drop(generation uint64) {
+func (c *SharedCache) drop(generation uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for el := c.entries.Front(); el != nil; {
@@ -105,7 +108,7 @@ func (c *docLRU) drop(generation uint64) {
 }
 
 // size is the bytes the cache holds.
-func (c *docLRU) size() int64 {
+func (c *SharedCache) size() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.bytes

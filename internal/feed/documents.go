@@ -1,4 +1,4 @@
-package catalog
+package feed
 
 import (
 	"bytes"
@@ -207,13 +207,13 @@ type docCache struct {
 	plain     map[DocKey]*once[*Document] // base-independent documents
 	templates map[DocKey]*once[*template]
 	known     map[string]map[DocKey]*once[*Document] // by Base.URL
-	shared    *docLRU
+	shared    *SharedCache
 
 	bytes   atomic.Int64 // what plain, templates and known hold
 	renders atomic.Int64 // documents encoded, for tests
 }
 
-func newDocCache(shared *docLRU) *docCache {
+func newDocCache(shared *SharedCache) *docCache {
 	return &docCache{sentinel: "\x00" + rand.Text(), plain: map[DocKey]*once[*Document]{},
 		templates: map[DocKey]*once[*template]{}, known: map[string]map[DocKey]*once[*Document]{}, shared: shared}
 }
@@ -241,7 +241,7 @@ func cached[T any](c *docCache, m map[DocKey]*once[T], key DocKey, build func() 
 
 // Document returns the document key for a client whose public base URL is
 // base.URL. ok is false when the snapshot has no such document.
-func (s *Snapshot) Document(base Base, key DocKey) (*Document, bool) {
+func (s *Feed) Document(base Base, key DocKey) (*Document, bool) {
 	c := s.docs
 	if !key.Kind.absolute() {
 		return cached(c, c.plain, key, func() (*Document, bool) {
@@ -283,7 +283,7 @@ func (s *Snapshot) Document(base Base, key DocKey) (*Document, bool) {
 }
 
 // template returns the template of an absolute document, rendered once.
-func (s *Snapshot) template(key DocKey) (*template, bool) {
+func (s *Feed) template(key DocKey) (*template, bool) {
 	c := s.docs
 	return cached(c, c.templates, key, func() (*template, bool) {
 		v, ok := s.render(c.sentinel, key)
@@ -299,7 +299,7 @@ func (s *Snapshot) template(key DocKey) (*template, bool) {
 }
 
 // encode is encodeDocument, counted.
-func (s *Snapshot) encode(v any) []byte {
+func (s *Feed) encode(v any) []byte {
 	s.docs.renders.Add(1)
 	return encodeDocument(v).Body
 }
@@ -320,7 +320,7 @@ func encodeDocument(v any) *Document {
 	return &Document{Body: b, Digest: content.Sum(b)}
 }
 
-func (s *Snapshot) render(base string, key DocKey) (any, bool) {
+func (s *Feed) render(base string, key DocKey) (any, bool) {
 	switch key.Kind {
 	case DocRFCIndex:
 		return s.rfcIndex(base), true
@@ -395,7 +395,7 @@ type rfcResource struct {
 	UnixMode uint32 `json:"unixMode,omitempty"`
 }
 
-func (s *Snapshot) rfcIndex(base string) rfcIndex {
+func (s *Feed) rfcIndex(base string) rfcIndex {
 	idx := rfcIndex{Schema: RFCSchema, Skills: make([]rfcEntry, 0, len(s.Skills))}
 	for _, sk := range s.Skills {
 		idx.Skills = append(idx.Skills, rfcEntryOf(base, sk.Latest, true))

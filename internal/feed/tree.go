@@ -1,4 +1,4 @@
-package catalog
+package feed
 
 import (
 	"strconv"
@@ -142,7 +142,7 @@ func pageHref(root, page string) string       { return root + "/pages/" + page +
 func identityHref(root, name string) string   { return root + "/" + name + "/index.json" }
 func versionHref(root, name, v string) string { return root + "/" + name + "/versions/" + v + ".json" }
 
-func (s *Snapshot) skillCollection() collection {
+func (s *Feed) skillCollection() collection {
 	c := collection{kind: "skill", root: SkillTreeRoot, items: make([]collectionItem, 0, len(s.Skills)), byName: make(map[string]int, len(s.Skills))}
 	for _, sk := range s.Skills {
 		it := collectionItem{name: sk.Name, latest: sk.Latest.Version}
@@ -155,7 +155,7 @@ func (s *Snapshot) skillCollection() collection {
 	return c
 }
 
-func (s *Snapshot) agentCollection() collection {
+func (s *Feed) agentCollection() collection {
 	c := collection{kind: "subagent", root: SubagentTreeRoot, items: make([]collectionItem, 0, len(s.Agents)), byName: make(map[string]int, len(s.Agents))}
 	for _, a := range s.Agents {
 		it := collectionItem{name: a.Name, latest: a.Latest.Version}
@@ -246,7 +246,7 @@ func (c collection) identity(name string) (identityDoc, bool) {
 	return d, true
 }
 
-func (s *Snapshot) manifest() manifestDoc {
+func (s *Feed) manifest() manifestDoc {
 	v1 := manifestV1{
 		Self:        link{"/manifest.json"},
 		Skills:      link{indexHref(SkillTreeRoot)},
@@ -261,7 +261,7 @@ func (s *Snapshot) manifest() manifestDoc {
 	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
 }
 
-func (s *Snapshot) skillVersionDoc(base, name, version string) (skillVersionDoc, bool) {
+func (s *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, bool) {
 	sk, ok := s.Skill(name)
 	if !ok {
 		return skillVersionDoc{}, false
@@ -280,7 +280,7 @@ func (s *Snapshot) skillVersionDoc(base, name, version string) (skillVersionDoc,
 	return d, true
 }
 
-func (s *Snapshot) agentVersionDoc(base, name, version string) (subagentVersionDoc, bool) {
+func (s *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, bool) {
 	a, ok := s.Agent(name)
 	if !ok {
 		return subagentVersionDoc{}, false

@@ -1,4 +1,4 @@
-package catalog
+package feed
 
 import (
 	"strings"
@@ -83,7 +83,7 @@ type searchIndexes struct {
 	skills, agent *search.Index
 }
 
-func (s *Snapshot) indexes() *searchIndexes {
+func (s *Feed) indexes() *searchIndexes {
 	s.search.once.Do(func() {
 		docs := make([]search.Doc, len(s.Skills))
 		for i, sk := range s.Skills {
@@ -100,7 +100,7 @@ func (s *Snapshot) indexes() *searchIndexes {
 }
 
 // SearchSkills ranks skills for q (all, by name, when q is empty).
-func (s *Snapshot) SearchSkills(q string) []Summary {
+func (s *Feed) SearchSkills(q string) []Summary {
 	return summaries(s.indexes().skills.Search(q), func(i int) Summary {
 		sk := s.Skills[i]
 		return summary(APISkillsRoot, sk.Name, len(sk.Versions), sk.Latest.Description, sk.Latest.Version, sk.Latest.List("tags"))
@@ -108,7 +108,7 @@ func (s *Snapshot) SearchSkills(q string) []Summary {
 }
 
 // SearchAgents ranks sub-agents for q.
-func (s *Snapshot) SearchAgents(q string) []Summary {
+func (s *Feed) SearchAgents(q string) []Summary {
 	return summaries(s.indexes().agent.Search(q), func(i int) Summary {
 		a := s.Agents[i]
 		return summary(APISubagentsRoot, a.Name, len(a.Versions), a.Latest.Description, a.Latest.Version, a.Latest.List("tags"))
@@ -127,7 +127,7 @@ func summaries(hits []int, of func(int) Summary) []Summary {
 	return out
 }
 
-func (s *Snapshot) apiSkill(name string) (apiItem, bool) {
+func (s *Feed) apiSkill(name string) (apiItem, bool) {
 	sk, ok := s.Skill(name)
 	if !ok {
 		return apiItem{}, false
@@ -140,7 +140,7 @@ func (s *Snapshot) apiSkill(name string) (apiItem, bool) {
 	return d, true
 }
 
-func (s *Snapshot) apiSkillVersion(base, name, version string) (apiVersion, bool) {
+func (s *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
 	sk, v, ok := s.skillVersion(name, version)
 	if !ok {
 		return apiVersion{}, false
@@ -165,7 +165,7 @@ func apiResources(base string, v *item.SkillVersion) []apiResource {
 }
 
 // skillVersion resolves a version string, or "latest".
-func (s *Snapshot) skillVersion(name, version string) (*item.Skill, *item.SkillVersion, bool) {
+func (s *Feed) skillVersion(name, version string) (*item.Skill, *item.SkillVersion, bool) {
 	sk, ok := s.Skill(name)
 	if !ok {
 		return nil, nil, false
@@ -177,7 +177,7 @@ func (s *Snapshot) skillVersion(name, version string) (*item.Skill, *item.SkillV
 	return sk, v, ok
 }
 
-func (s *Snapshot) apiAgent(name string) (apiItem, bool) {
+func (s *Feed) apiAgent(name string) (apiItem, bool) {
 	a, ok := s.Agent(name)
 	if !ok {
 		return apiItem{}, false
@@ -190,7 +190,7 @@ func (s *Snapshot) apiAgent(name string) (apiItem, bool) {
 	return d, true
 }
 
-func (s *Snapshot) apiAgentVersion(base, name, version string) (apiVersion, bool) {
+func (s *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
 	a, ok := s.Agent(name)
 	if !ok {
 		return apiVersion{}, false
@@ -226,7 +226,7 @@ type UpdateCheck struct {
 // 0.0.0+<digest> versions), the digest decides when the client gave one,
 // else the version string: anything but exactly the latest is an update.
 // Ordering ties by string instead would answer at random between edits.
-func (s *Snapshot) CheckUpdate(name, current string, digest content.Digest) UpdateCheck {
+func (s *Feed) CheckUpdate(name, current string, digest content.Digest) UpdateCheck {
 	c := UpdateCheck{Name: name, CurrentVersion: current, CurrentDigest: string(digest)}
 	sk, ok := s.Skill(name)
 	if !ok {
@@ -266,7 +266,7 @@ type cardSkill struct {
 	Examples    []string `json:"examples,omitempty"`
 }
 
-func (s *Snapshot) agentCard(base string) agentCard {
+func (s *Feed) agentCard(base string) agentCard {
 	info := s.server
 	if info.Name == "" {
 		info.Name = "skillserver"
@@ -315,7 +315,7 @@ type legacySkill struct {
 	Files       []string `json:"files"`
 }
 
-func (s *Snapshot) legacyIndex() legacyIndex {
+func (s *Feed) legacyIndex() legacyIndex {
 	idx := legacyIndex{Skills: make([]legacySkill, 0, len(s.Skills))}
 	for _, sk := range s.Skills {
 		files := []string{skill.FileName}
@@ -329,7 +329,7 @@ func (s *Snapshot) legacyIndex() legacyIndex {
 
 // scopedIndex is the RFC index holding one skill, so a client given
 // https://host/skill/<name> installs exactly it.
-func (s *Snapshot) scopedIndex(base, name string) (rfcIndex, bool) {
+func (s *Feed) scopedIndex(base, name string) (rfcIndex, bool) {
 	sk, ok := s.Skill(name)
 	if !ok {
 		return rfcIndex{}, false

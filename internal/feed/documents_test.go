@@ -1,4 +1,4 @@
-package catalog
+package feed
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 )
 
 // absoluteKeys lists every base-dependent document of snap.
-func absoluteKeys(snap *Snapshot) []DocKey {
+func absoluteKeys(snap *Feed) []DocKey {
 	keys := []DocKey{{Kind: DocRFCIndex}, {Kind: DocAgentCard}}
 	for _, sk := range snap.Skills {
 		keys = append(keys, DocKey{Kind: DocScopedIndex, Name: sk.Name},
@@ -33,7 +33,7 @@ func absoluteKeys(snap *Snapshot) []DocKey {
 // base, for every base-dependent document, known base or not, including
 // bases that JSON must escape.
 func TestSplicedDocumentsEqualRenderedOnes(t *testing.T) {
-	snap := scanTree(t, Source{SkillsDir: "../../testdata/skills", AgentsDir: "../../testdata/agents"})
+	snap := scanTree(t, Tree{SkillsDir: "../../testdata/skills", AgentsDir: "../../testdata/agents"})
 	keys := absoluteKeys(snap)
 	if len(keys) < 20 {
 		t.Fatalf("only %d documents to compare", len(keys))
@@ -59,7 +59,7 @@ func TestSplicedDocumentsEqualRenderedOnes(t *testing.T) {
 // whatever order, each document is encoded once per snapshot; a base's
 // bytes are spliced from that.
 func TestDocumentsRenderOncePerSnapshot(t *testing.T) {
-	snap := scanTree(t, Source{SkillsDir: "../../testdata/skills"})
+	snap := scanTree(t, Tree{SkillsDir: "../../testdata/skills"})
 	index := DocKey{Kind: DocRFCIndex}
 	for i := range 50 {
 		if _, ok := snap.Document(Base{URL: fmt.Sprintf("http://junk-%d.test", i)}, index); !ok {
@@ -86,11 +86,11 @@ func TestDocumentsRenderOncePerSnapshot(t *testing.T) {
 // configured stay within the shared cache's bytes, compressed forms
 // included, and the most recently used stay.
 func TestSharedDocumentCacheIsBounded(t *testing.T) {
-	snap := scanTree(t, Source{SkillsDir: "../../testdata/skills"})
+	snap := scanTree(t, Tree{SkillsDir: "../../testdata/skills"})
 	index := DocKey{Kind: DocRFCIndex}
 	one, _ := snap.Document(Base{URL: "http://a.test"}, index)
 	const max = 20_000
-	snap.docs.shared = newDocLRU(max)
+	snap.docs.shared = NewSharedCache(max)
 	regular := Base{URL: "http://regular.test"}
 	for i := range 200 {
 		snap.Document(Base{URL: fmt.Sprintf("http://junk-%d.test", i)}, index)
