@@ -297,7 +297,7 @@ func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 
 // Retained returns the bytes with digest d that the artifact key served in
 // a snapshot retired within the retention window.
-func (c *Catalog) Retained(key string, d content.Digest) ([]byte, bool) {
+func (c *Catalog) Retained(key ArtifactKey, d content.Digest) ([]byte, bool) {
 	return c.retain.artifact(key, d, c.opts.Now())
 }
 

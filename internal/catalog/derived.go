@@ -185,7 +185,7 @@ func (s *Snapshot) checkSubagentRoutes() {
 				continue
 			}
 			if _, ok := s.Agent(v.Subagent); !ok {
-				d.routeProblems[name] = append(d.routeProblems[name], skill.Warnf(v.Source+"/SKILL.md", skill.RuleMetadata,
+				d.routeProblems[name] = append(d.routeProblems[name], skill.Warnf(v.Source+"/"+skill.FileName, skill.RuleMetadata,
 					"metadata.subagent names %q, which is not a published sub-agent; routesToSubagent is omitted", v.Subagent))
 			}
 		}

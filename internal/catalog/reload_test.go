@@ -209,7 +209,7 @@ func TestRetention(t *testing.T) {
 	c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: 10 * time.Minute, Now: clock.Now})
 	v1, _ := c.Current().Skill("a")
 	oldZip, oldRef := v1.Latest.Archive, v1.Latest.Resources[0].Digest
-	zipKey := SkillFileKey("a", v1.Latest.Version, "archive.zip")
+	zipKey := ArtifactKey{Name: "a", Version: v1.Latest.Version, File: "archive.zip"}
 	oldZipBytes, _ := c.Current().Store.Get(oldZip)
 
 	writeFile(t, filepath.Join(root, "a", "ref.md"), "two", 0o644)
@@ -221,10 +221,10 @@ func TestRetention(t *testing.T) {
 	if !ok || content.Sum(b) != oldZip {
 		t.Fatal("old archive not retained within the window")
 	}
-	if _, ok := c.Retained(SkillFileKey("a", v1.Latest.Version, "ref.md"), oldRef); !ok {
+	if _, ok := c.Retained(ArtifactKey{Name: "a", Version: v1.Latest.Version, File: "ref.md"}, oldRef); !ok {
 		t.Error("old resource not retained")
 	}
-	if _, ok := c.Retained(SkillFileKey("a", v1.Latest.Version, "other.md"), oldZip); ok {
+	if _, ok := c.Retained(ArtifactKey{Name: "a", Version: v1.Latest.Version, File: "other.md"}, oldZip); ok {
 		t.Error("retained bytes answered under a path that never served them")
 	}
 	// The old version's SKILL.md is retained under its old URL too, but

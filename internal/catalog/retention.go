@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -31,7 +32,7 @@ type retention struct {
 	now          func() time.Time
 
 	mu      sync.Mutex
-	byKey   map[string][]retainedRef // artifact key -> digests it served
+	byKey   map[ArtifactKey][]retainedRef // artifact key -> digests it served
 	blobs   map[content.Digest]*retainedBlob
 	current *content.Store // the published snapshot's store
 	// bytes is what retention alone keeps in memory (see above).
@@ -73,7 +74,7 @@ type RetentionStats struct {
 
 func newRetention(window time.Duration, maxBytes int64, now func() time.Time) *retention {
 	return &retention{window: window, maxBytes: maxBytes, maxSnapshots: 8, now: now,
-		byKey: map[string][]retainedRef{}, blobs: map[content.Digest]*retainedBlob{}}
+		byKey: map[ArtifactKey][]retainedRef{}, blobs: map[content.Digest]*retainedBlob{}}
 }
 
 // retire records what old advertised that cur no longer serves.
@@ -88,7 +89,7 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 	expires := now.Add(r.window)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old.changedArtifacts(cur, func(key string, d content.Digest) {
+	old.changedArtifacts(cur, func(key ArtifactKey, d content.Digest) {
 		data, ok := old.Store.Get(d)
 		if !ok {
 			return
@@ -254,7 +255,7 @@ func (r *retention) schedule(now time.Time) {
 
 // artifact returns the bytes with digest d that key served within the
 // window, if retained.
-func (r *retention) artifact(key string, d content.Digest, now time.Time) ([]byte, bool) {
+func (r *retention) artifact(key ArtifactKey, d content.Digest, now time.Time) ([]byte, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ref := range r.byKey[key] {
@@ -302,24 +303,18 @@ func (r *retention) stats() RetentionStats {
 	return RetentionStats{Artifacts: n, Bytes: r.bytes, Evicted: r.evicted, Snapshots: len(r.snapshots), SnapshotsDropped: r.dropped}
 }
 
-// Artifact keys name what a pinned URL points at, independent of URL
-// encoding: the decoded /api/v1 path.
-
-// SkillFileKey is the key of one file of a skill version: "SKILL.md",
-// "archive.zip" or a resource path.
-func SkillFileKey(name, version, file string) string {
-	return "/api/v1/skills/" + name + "/" + version + "/" + file
-}
-
-// AgentFileKey is the key of an agent-md file.
-func AgentFileKey(name, version string) string {
-	return "/api/v1/subagents/" + name + "/" + version + "/agent.md"
+// ArtifactKey names what a pinned URL points at, independent of its URL
+// and its encoding: one file of one version.
+type ArtifactKey struct {
+	Agent         bool // a sub-agent's agent-md file; else a file of a skill version
+	Name, Version string
+	File          string // of a skill version: SKILL.md, archive.zip or a resource path
 }
 
 // changedArtifacts calls fn with every artifact key s serves that cur
 // does not serve with the same digest. Entries cur reused from s are
 // skipped whole, so the cost follows the size of the change.
-func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content.Digest)) {
+func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key ArtifactKey, d content.Digest)) {
 	skillNames, agentNames := maps.Keys(s.skillEntries), maps.Keys(s.agentEntries)
 	if cur.partial {
 		// Only the rescanned entries can differ.
@@ -346,7 +341,7 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 				switch file {
 				case skill.FileName:
 					return cv.SkillMD == d
-				case "archive.zip":
+				case feed.ArchiveFile:
 					return cv.Type == item.TypeArchive && cv.Archive == d
 				}
 				r, ok := cv.Resource(file)
@@ -354,12 +349,12 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 			}
 			emit := func(file string, d content.Digest) {
 				if !same(file, d) {
-					fn(SkillFileKey(v.Name, v.Version, file), d)
+					fn(ArtifactKey{Name: v.Name, Version: v.Version, File: file}, d)
 				}
 			}
 			emit(skill.FileName, v.SkillMD)
 			if v.Type == item.TypeArchive {
-				emit("archive.zip", v.Archive)
+				emit(feed.ArchiveFile, v.Archive)
 			}
 			for _, res := range v.Resources {
 				emit(res.Path, res.Digest)
@@ -378,7 +373,7 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key string, d content
 					continue
 				}
 			}
-			fn(AgentFileKey(v.Name, v.Version), v.Digest)
+			fn(ArtifactKey{Agent: true, Name: v.Name, Version: v.Version}, v.Digest)
 		}
 	}
 }

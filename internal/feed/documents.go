@@ -6,66 +6,16 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
-	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // RFCSchema is the RFC discovery index's $schema; clients compare it byte
 // for byte.
 const RFCSchema = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
-
-// DocKind names a JSON document the snapshot publishes.
-type DocKind int
-
-// Document kinds.
-const (
-	DocRFCIndex           DocKind = iota + 1 // /.well-known/agent-skills/index.json
-	DocManifest                              // /manifest.json
-	DocSkillIndex                            // /skills/v1/index.json
-	DocSkillPage                             // /skills/v1/pages/{page}.json
-	DocSkill                                 // /skills/v1/{name}/index.json
-	DocSkillVersion                          // /skills/v1/{name}/versions/{version}.json
-	DocSubagentIndex                         // /subagents/v1/index.json
-	DocSubagentPage                          // /subagents/v1/pages/{page}.json
-	DocSubagent                              // /subagents/v1/{name}/index.json
-	DocSubagentVersion                       // /subagents/v1/{name}/versions/{version}.json
-	DocAPISkill                              // /api/v1/skills/{name}
-	DocAPISkillVersion                       // /api/v1/skills/{name}/{version|latest}
-	DocAPISkillResources                     // /api/v1/skills/{name}/{version|latest}/resources
-	DocAPISubagent                           // /api/v1/subagents/{name}
-	DocAPISubagentVersion                    // /api/v1/subagents/{name}/{version|latest}
-	DocAgentCard                             // /.well-known/agent-card.json and agent.json
-	DocLegacyIndex                           // /.well-known/skills/index.json
-	DocScopedIndex                           // /skill/{name}/.well-known/agent-skills/index.json
-)
-
-// Retainable reports whether a client may still fetch a document of kind
-// k from a retired snapshot: the per-item documents it reaches by href
-// while walking the tree. Indexes always exist and are always current.
-func (k DocKind) Retainable() bool {
-	switch k {
-	case DocSkillPage, DocSkill, DocSkillVersion, DocSubagentPage, DocSubagent, DocSubagentVersion:
-		return true
-	}
-	return false
-}
-
-// absolute reports whether documents of kind k hold absolute URLs, and so
-// depend on the client's base URL.
-func (k DocKind) absolute() bool {
-	switch k {
-	case DocRFCIndex, DocSkillVersion, DocSubagentVersion, DocAPISkillVersion, DocAPISkillResources,
-		DocAPISubagentVersion, DocAgentCard, DocScopedIndex:
-		return true
-	}
-	return false
-}
 
 // DocKey identifies one document of a snapshot.
 type DocKey struct {
@@ -304,71 +254,29 @@ func (s *Feed) encode(v any) []byte {
 	return encodeDocument(v).Body
 }
 
-// encodeDocument renders v in the published JSON style: two-space indent,
-// trailing newline, no HTML escaping.
-func encodeDocument(v any) *Document {
+// Encode renders v in the published JSON style: two-space indent,
+// trailing newline, no HTML escaping. Every JSON body the server writes,
+// documents, search results and errors alike, goes through it.
+func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// encodeDocument is Encode for a document of the feed.
+func encodeDocument(v any) *Document {
+	b, err := Encode(v)
+	if err != nil {
 		// Every document is built from strings, numbers and slices the
 		// snapshot owns; failing to encode one is a programming error.
 		panic(fmt.Sprintf("encode document: %v", err))
 	}
-	b := buf.Bytes()
 	return &Document{Body: b, Digest: content.Sum(b)}
-}
-
-func (s *Feed) render(base string, key DocKey) (any, bool) {
-	switch key.Kind {
-	case DocRFCIndex:
-		return s.rfcIndex(base), true
-	case DocManifest:
-		return s.manifest(), true
-	case DocSkillIndex:
-		return s.tree(false).index(s.pageSize), true
-	case DocSkillPage:
-		return s.tree(false).page(s.pageSize, key.Page)
-	case DocSkill:
-		return s.tree(false).identity(key.Name)
-	case DocSkillVersion:
-		return s.skillVersionDoc(base, key.Name, key.Version)
-	case DocAPISkill:
-		return s.apiSkill(key.Name)
-	case DocAPISkillVersion:
-		return s.apiSkillVersion(base, key.Name, key.Version)
-	case DocAPISkillResources:
-		_, v, ok := s.skillVersion(key.Name, key.Version)
-		if !ok {
-			return nil, false
-		}
-		return apiResources(base, v), true
-	case DocAPISubagent:
-		return s.apiAgent(key.Name)
-	case DocAPISubagentVersion:
-		return s.apiAgentVersion(base, key.Name, key.Version)
-	case DocAgentCard:
-		return s.agentCard(base), true
-	case DocLegacyIndex:
-		return s.legacyIndex(), true
-	case DocScopedIndex:
-		return s.scopedIndex(base, key.Name)
-	}
-	if !s.AgentsConfigured {
-		return nil, false // no sub-agent source: the whole tree is 404
-	}
-	switch key.Kind {
-	case DocSubagentIndex:
-		return s.tree(true).index(s.pageSize), true
-	case DocSubagentPage:
-		return s.tree(true).page(s.pageSize, key.Page)
-	case DocSubagent:
-		return s.tree(true).identity(key.Name)
-	case DocSubagentVersion:
-		return s.agentVersionDoc(base, key.Name, key.Version)
-	}
-	return nil, false
 }
 
 // RFC discovery index (wire.md §1).
@@ -426,34 +334,21 @@ func rfcEntryOf(base string, v *item.SkillVersion, withResources bool) rfcEntry 
 
 // URLs. Every artifact URL is absolute and pinned to its digest.
 
-// SkillVersionPath is the /api/v1 path prefix of a skill version's files.
-func SkillVersionPath(name, version string) string {
-	return "/api/v1/skills/" + url.PathEscape(name) + "/" + url.PathEscape(version)
-}
-
 // ArtifactURL is the pinned URL of v's artifact: its zip or its SKILL.md.
 func ArtifactURL(base string, v *item.SkillVersion) string {
-	file := skill.FileName
+	p := PathSkillMD
 	if v.Type == item.TypeArchive {
-		file = "archive.zip"
+		p = PathArchive
 	}
-	return base + SkillVersionPath(v.Name, v.Version) + "/" + file + "?digest=" + v.Digest().String()
+	return base + Href(p, v.Name, v.Version) + "?digest=" + v.Digest().String()
 }
 
 // ResourceURL is the pinned URL of one resource file of v.
 func ResourceURL(base string, v *item.SkillVersion, r item.Resource) string {
-	return base + SkillVersionPath(v.Name, v.Version) + "/" + escapePath(r.Path) + "?digest=" + r.Digest.String()
+	return base + Href(PathResource, v.Name, v.Version, r.Path) + "?digest=" + r.Digest.String()
 }
 
 // AgentURL is the pinned URL of an agent-md file.
 func AgentURL(base string, v *item.AgentVersion) string {
-	return base + "/api/v1/subagents/" + url.PathEscape(v.Name) + "/" + url.PathEscape(v.Version) + "/agent.md?digest=" + v.Digest.String()
-}
-
-func escapePath(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return strings.Join(segs, "/")
+	return base + Href(PathAgentMD, v.Name, v.Version) + "?digest=" + v.Digest.String()
 }

@@ -71,12 +71,6 @@ type apiResource struct {
 	URL      string `json:"url"`
 }
 
-// APISkillsRoot and APISubagentsRoot prefix the read API.
-const (
-	APISkillsRoot    = "/api/v1/skills"
-	APISubagentsRoot = "/api/v1/subagents"
-)
-
 // searchIndexes are built on the first search of a snapshot, once.
 type searchIndexes struct {
 	once          sync.Once
@@ -103,7 +97,7 @@ func (s *Feed) indexes() *searchIndexes {
 func (s *Feed) SearchSkills(q string) []Summary {
 	return summaries(s.indexes().skills.Search(q), func(i int) Summary {
 		sk := s.Skills[i]
-		return summary(APISkillsRoot, sk.Name, len(sk.Versions), sk.Latest.Description, sk.Latest.Version, sk.Latest.List("tags"))
+		return summary(DocAPISkill, sk.Name, len(sk.Versions), sk.Latest.Description, sk.Latest.Version, sk.Latest.List("tags"))
 	})
 }
 
@@ -111,12 +105,12 @@ func (s *Feed) SearchSkills(q string) []Summary {
 func (s *Feed) SearchAgents(q string) []Summary {
 	return summaries(s.indexes().agent.Search(q), func(i int) Summary {
 		a := s.Agents[i]
-		return summary(APISubagentsRoot, a.Name, len(a.Versions), a.Latest.Description, a.Latest.Version, a.Latest.List("tags"))
+		return summary(DocAPISubagent, a.Name, len(a.Versions), a.Latest.Description, a.Latest.Version, a.Latest.List("tags"))
 	})
 }
 
-func summary(root, name string, versions int, description, latest string, tags []string) Summary {
-	return Summary{Name: name, Description: description, LatestVersion: latest, VersionCount: versions, Tags: tags, Href: root + "/" + name}
+func summary(kind DocKind, name string, versions int, description, latest string, tags []string) Summary {
+	return Summary{Name: name, Description: description, LatestVersion: latest, VersionCount: versions, Tags: tags, Href: DocKey{Kind: kind, Name: name}.Path()}
 }
 
 func summaries(hits []int, of func(int) Summary) []Summary {
@@ -135,7 +129,7 @@ func (s *Feed) apiSkill(name string) (apiItem, bool) {
 	d := apiItem{Name: sk.Name, Description: sk.Latest.Description, LatestVersion: sk.Latest.Version}
 	for _, v := range sk.Versions {
 		d.Versions = append(d.Versions, apiVersionLink{Version: v.Version, Type: string(v.Type), Digest: v.Digest().String(),
-			PublishedAt: v.PublishedAt.Format(time.RFC3339), Href: APISkillsRoot + "/" + sk.Name + "/" + v.Version})
+			PublishedAt: v.PublishedAt.Format(time.RFC3339), Href: DocKey{Kind: DocAPISkillVersion, Name: sk.Name, Version: v.Version}.Path()})
 	}
 	return d, true
 }
@@ -150,7 +144,7 @@ func (s *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
 		Latest: sk.Latest == v, Metadata: v.Metadata, Resources: apiResources(base, v)}
 	if v.Subagent != "" {
 		if _, ok := s.Agent(v.Subagent); ok {
-			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: identityHref(SubagentTreeRoot, v.Subagent)}
+			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: DocKey{Kind: DocSubagent, Name: v.Subagent}.Path()}
 		}
 	}
 	return d, true
@@ -185,7 +179,7 @@ func (s *Feed) apiAgent(name string) (apiItem, bool) {
 	d := apiItem{Name: a.Name, Description: a.Latest.Description, LatestVersion: a.Latest.Version}
 	for _, v := range a.Versions {
 		d.Versions = append(d.Versions, apiVersionLink{Version: v.Version, Type: "agent-md", Digest: v.Digest.String(),
-			PublishedAt: v.PublishedAt.Format(time.RFC3339), Href: APISubagentsRoot + "/" + a.Name + "/" + v.Version})
+			PublishedAt: v.PublishedAt.Format(time.RFC3339), Href: DocKey{Kind: DocAPISubagentVersion, Name: a.Name, Version: v.Version}.Path()})
 	}
 	return d, true
 }

@@ -111,10 +111,11 @@ type subagentVersionDoc struct {
 
 // collection is what the tree needs of skills or sub-agents.
 type collection struct {
-	kind   string // "skill" or "subagent"
-	root   string // "/skills/v1" or "/subagents/v1"
-	items  []collectionItem
-	byName map[string]int
+	kind string // "skill" or "subagent"
+	// the kinds of its index, pages, identities and versions
+	indexKind, pageKind, identityKind, versionKind DocKind
+	items                                          []collectionItem
+	byName                                         map[string]int
 }
 
 type collectionItem struct {
@@ -129,21 +130,8 @@ type collectionVersion struct {
 	digest      string
 }
 
-// Tree paths. Names and versions only hold URL-safe characters.
-
-// SkillTreeRoot and SubagentTreeRoot are the collections' tree roots.
-const (
-	SkillTreeRoot    = "/skills/v1"
-	SubagentTreeRoot = "/subagents/v1"
-)
-
-func indexHref(root string) string            { return root + "/index.json" }
-func pageHref(root, page string) string       { return root + "/pages/" + page + ".json" }
-func identityHref(root, name string) string   { return root + "/" + name + "/index.json" }
-func versionHref(root, name, v string) string { return root + "/" + name + "/versions/" + v + ".json" }
-
 func (s *Feed) skillCollection() collection {
-	c := collection{kind: "skill", root: SkillTreeRoot, items: make([]collectionItem, 0, len(s.Skills)), byName: make(map[string]int, len(s.Skills))}
+	c := collection{kind: "skill", indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion, items: make([]collectionItem, 0, len(s.Skills)), byName: make(map[string]int, len(s.Skills))}
 	for _, sk := range s.Skills {
 		it := collectionItem{name: sk.Name, latest: sk.Latest.Version}
 		for _, v := range sk.Versions {
@@ -156,7 +144,7 @@ func (s *Feed) skillCollection() collection {
 }
 
 func (s *Feed) agentCollection() collection {
-	c := collection{kind: "subagent", root: SubagentTreeRoot, items: make([]collectionItem, 0, len(s.Agents)), byName: make(map[string]int, len(s.Agents))}
+	c := collection{kind: "subagent", indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion, items: make([]collectionItem, 0, len(s.Agents)), byName: make(map[string]int, len(s.Agents))}
 	for _, a := range s.Agents {
 		it := collectionItem{name: a.Name, latest: a.Latest.Version}
 		for _, v := range a.Versions {
@@ -196,9 +184,9 @@ func (c collection) pages(size int) []page {
 }
 
 func (c collection) index(size int) treeIndexDoc {
-	d := treeIndexDoc{Kind: c.kind + "-index", Links: selfLinks{link{indexHref(c.root)}}}
+	d := treeIndexDoc{Kind: c.kind + "-index", Links: selfLinks{link{DocKey{Kind: c.indexKind}.Path()}}}
 	for _, p := range c.pages(size) {
-		d.Pages = append(d.Pages, pageRef{Range: p.rangeLabel, Href: pageHref(c.root, p.name)})
+		d.Pages = append(d.Pages, pageRef{Range: p.rangeLabel, Href: DocKey{Kind: c.pageKind, Page: p.name}.Path()})
 	}
 	return d
 }
@@ -209,7 +197,7 @@ func (c collection) page(size int, name string) (treePageDoc, bool) {
 			continue
 		}
 		d := treePageDoc{Kind: c.kind + "-page", Range: p.rangeLabel, Items: make([]treeItem, 0, p.hi-p.lo),
-			Links: selfLinks{link{pageHref(c.root, p.name)}}}
+			Links: selfLinks{link{DocKey{Kind: c.pageKind, Page: p.name}.Path()}}}
 		for _, it := range c.items[p.lo:p.hi] {
 			d.Items = append(d.Items, treeItem{
 				Name:          it.name,
@@ -219,7 +207,7 @@ func (c collection) page(size int, name string) (treePageDoc, bool) {
 					Max:   it.versions[0].version,
 					Count: len(it.versions),
 				},
-				Href: identityHref(c.root, it.name),
+				Href: DocKey{Kind: c.identityKind, Name: it.name}.Path(),
 			})
 		}
 		return d, true
@@ -234,13 +222,13 @@ func (c collection) identity(name string) (identityDoc, bool) {
 	}
 	it := c.items[i]
 	d := identityDoc{Kind: c.kind, Name: it.name, LatestVersion: it.latest,
-		Links: selfLinks{link{identityHref(c.root, it.name)}}}
+		Links: selfLinks{link{DocKey{Kind: c.identityKind, Name: it.name}.Path()}}}
 	for _, v := range it.versions {
 		d.Versions = append(d.Versions, versionRef{
 			Version:     v.version,
 			PublishedAt: v.publishedAt.Format(time.RFC3339),
 			Digest:      v.digest,
-			Href:        versionHref(c.root, it.name, v.version),
+			Href:        DocKey{Kind: c.versionKind, Name: it.name, Version: v.version}.Path(),
 		})
 	}
 	return d, true
@@ -248,15 +236,15 @@ func (c collection) identity(name string) (identityDoc, bool) {
 
 func (s *Feed) manifest() manifestDoc {
 	v1 := manifestV1{
-		Self:        link{"/manifest.json"},
-		Skills:      link{indexHref(SkillTreeRoot)},
-		SkillSearch: link{"/api/v1/skills"},
+		Self:        link{DocKey{Kind: DocManifest}.Path()},
+		Skills:      link{DocKey{Kind: DocSkillIndex}.Path()},
+		SkillSearch: link{PathSkillSearch},
 	}
 	// Every advertised href answers 200: without a sub-agent source, both
 	// sub-agent links would be 404s.
 	if s.AgentsConfigured {
-		v1.Subagents = &link{indexHref(SubagentTreeRoot)}
-		v1.SubagentSearch = &link{APISubagentsRoot}
+		v1.Subagents = &link{DocKey{Kind: DocSubagentIndex}.Path()}
+		v1.SubagentSearch = &link{PathSubagentSearch}
 	}
 	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
 }
@@ -271,10 +259,10 @@ func (s *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, boo
 		return skillVersionDoc{}, false
 	}
 	d := skillVersionDoc{Kind: "skill-version", Artifact: rfcEntryOf(base, v, false),
-		Links: selfLinks{link{versionHref(SkillTreeRoot, name, version)}}}
+		Links: selfLinks{link{DocKey{Kind: DocSkillVersion, Name: name, Version: version}.Path()}}}
 	if v.Subagent != "" {
 		if _, ok := s.Agent(v.Subagent); ok {
-			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: identityHref(SubagentTreeRoot, v.Subagent)}
+			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: DocKey{Kind: DocSubagent, Name: v.Subagent}.Path()}
 		}
 	}
 	return d, true
@@ -292,6 +280,6 @@ func (s *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, 
 	return subagentVersionDoc{
 		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: "agent-md",
 		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(),
-		Links: selfLinks{link{versionHref(SubagentTreeRoot, name, version)}},
+		Links: selfLinks{link{DocKey{Kind: DocSubagentVersion, Name: name, Version: version}.Path()}},
 	}, true
 }

@@ -1,9 +1,8 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
+	"github.com/skillserver/skillserver/internal/feed"
 	"net/http"
 	"strconv"
 )
@@ -57,12 +56,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(errorBody{Error: code, Message: msg})
-	b := buf.Bytes()
+	b, _ := feed.Encode(errorBody{Error: code, Message: msg}) // strings only: cannot fail
 	h := w.Header()
 	for _, k := range []string{"ETag", "Last-Modified", "Content-Encoding", "Cache-Control"} {
 		h.Del(k)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // snapshot returns the current snapshot, or answers 503 and returns nil
@@ -43,8 +43,8 @@ func param(r *http.Request, key string) (string, bool) {
 
 // artifact is what an artifact route resolved to in the current snapshot.
 type artifact struct {
-	key         string         // retention key (catalog.SkillFileKey...); "" for none
-	digest      content.Digest // "" when the current snapshot does not serve key
+	key         catalog.ArtifactKey // retention key; zero for none
+	digest      content.Digest      // "" when the current snapshot does not serve key
 	contentType string
 	missing     error // why the current snapshot does not serve it
 }
@@ -147,11 +147,11 @@ func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleSkillMD(w http.ResponseWriter, r *http.Request) {
-	s.handleSkillFile(w, r, "SKILL.md")
+	s.handleSkillFile(w, r, skill.FileName)
 }
 
 func (s *Server) handleArchive(w http.ResponseWriter, r *http.Request) {
-	s.handleSkillFile(w, r, "archive.zip")
+	s.handleSkillFile(w, r, feed.ArchiveFile)
 }
 
 func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
@@ -172,14 +172,14 @@ func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file st
 		return
 	}
 	name, version, v, err := skillVersion(r, snap)
-	a := artifact{key: catalog.SkillFileKey(name, version, file), contentType: contentTypeOf(file), missing: err}
+	a := artifact{key: catalog.ArtifactKey{Name: name, Version: version, File: file}, contentType: contentTypeOf(file), missing: err}
 	switch {
 	case err != nil:
-	case file == "SKILL.md":
+	case file == skill.FileName:
 		a.digest = v.SkillMD
-	case file == "archive.zip" && v.Type == item.TypeArchive:
+	case file == feed.ArchiveFile && v.Type == item.TypeArchive:
 		a.digest = v.Archive
-	case file == "archive.zip":
+	case file == feed.ArchiveFile:
 		a.missing = fmt.Errorf("%w: skill %q version %q is a lone SKILL.md and has no archive", errNotFound, name, version)
 	default:
 		if res, ok := v.Resource(file); ok {
@@ -198,7 +198,7 @@ func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
 	}
 	name, ok1 := param(r, "name")
 	ver, ok2 := param(r, "version")
-	a := artifact{key: catalog.AgentFileKey(name, ver), contentType: markdownContentType}
+	a := artifact{key: catalog.ArtifactKey{Agent: true, Name: name, Version: ver}, contentType: markdownContentType}
 	if ag, ok := snap.Agent(name); !ok1 || !ok2 || !ok {
 		a.missing = fmt.Errorf("%w: no sub-agent named %q", errNotFound, name)
 	} else if v, ok := ag.Version(ver); !ok {
@@ -253,7 +253,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 		}
 		if want == a.digest {
 			body, ok = snap.Store.Get(want)
-		} else if a.key != "" {
+		} else if a.key != (catalog.ArtifactKey{}) {
 			body, ok = s.cat.Retained(a.key, want)
 		}
 		if !ok {
@@ -460,12 +460,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeJSONCached writes v as JSON, encoded now, with Cache-Control cc.
 func writeJSONCached(w http.ResponseWriter, status int, v any, cc string) {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, err := feed.Encode(v)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "internal", "internal server error")
 		return
 	}
-	b = append(b, '\n')
 	h := w.Header()
 	h.Set("Content-Type", jsonContentType)
 	h.Set("Content-Length", strconv.Itoa(len(b)))

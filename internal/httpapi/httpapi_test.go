@@ -353,10 +353,10 @@ func TestBaseURLFromRequest(t *testing.T) {
 
 type nilSnapshots struct{}
 
-func (nilSnapshots) Current() *catalog.Snapshot                     { return nil }
-func (nilSnapshots) Retired() []*catalog.Snapshot                   { return nil }
-func (nilSnapshots) Retained(string, content.Digest) ([]byte, bool) { return nil, false }
-func (nilSnapshots) RetainedBlob(content.Digest) ([]byte, bool)     { return nil, false }
+func (nilSnapshots) Current() *catalog.Snapshot                                  { return nil }
+func (nilSnapshots) Retired() []*catalog.Snapshot                                { return nil }
+func (nilSnapshots) Retained(catalog.ArtifactKey, content.Digest) ([]byte, bool) { return nil, false }
+func (nilSnapshots) RetainedBlob(content.Digest) ([]byte, bool)                  { return nil, false }
 
 func TestNotReady(t *testing.T) {
 	s := NewServer(nilSnapshots{}, Options{}, slog.New(slog.DiscardHandler))

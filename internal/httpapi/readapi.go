@@ -10,6 +10,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // Paging of search results.
@@ -154,7 +155,7 @@ func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !found || !ok:
 		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
-	case file == "SKILL.md":
+	case file == skill.FileName:
 		a.digest = sk.Latest.SkillMD
 	default:
 		if res, ok := sk.Latest.Resource(file); ok {

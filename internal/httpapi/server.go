@@ -36,7 +36,7 @@ type Snapshots interface {
 	// first.
 	Retired() []*catalog.Snapshot
 	// Retained returns bytes a pinned artifact key served before a reload.
-	Retained(key string, d content.Digest) ([]byte, bool)
+	Retained(key catalog.ArtifactKey, d content.Digest) ([]byte, bool)
 	// RetainedBlob returns retained bytes by digest.
 	RetainedBlob(d content.Digest) ([]byte, bool)
 }

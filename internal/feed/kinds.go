@@ -1,0 +1,146 @@
+package feed
+
+// DocKind names a JSON document the feed publishes. Where each kind lives
+// is in paths.go; how it is made, in kinds below.
+type DocKind int
+
+// Document kinds.
+const (
+	DocRFCIndex DocKind = iota + 1
+	DocManifest
+	DocSkillIndex
+	DocSkillPage
+	DocSkill
+	DocSkillVersion
+	DocSubagentIndex
+	DocSubagentPage
+	DocSubagent
+	DocSubagentVersion
+	DocAPISkill
+	DocAPISkillVersion
+	DocAPISkillResources
+	DocAPISubagent
+	DocAPISubagentVersion
+	DocAgentCard
+	DocLegacyIndex
+	DocScopedIndex
+	docKinds // one past the last
+)
+
+// kindInfo says how documents of one kind are made.
+type kindInfo struct {
+	// absolute documents hold absolute URLs, and so depend on the
+	// client's base URL.
+	absolute bool
+	// retainable documents may still be fetched from a retired snapshot:
+	// the per-item documents a client reaches by href while walking the
+	// tree. Indexes always exist and are always current.
+	retainable bool
+	// agentTree documents exist only when a sub-agent source is
+	// configured: without one the whole sub-agent tree is 404.
+	agentTree bool
+	// identity is, for a page kind, the kind of the identity document
+	// of an item named "pages", whose path the page pattern matches.
+	identity DocKind
+	// render builds the document for key; ok is false when the view
+	// has none. base is the base URL to make URLs absolute with.
+	render func(f *Feed, base string, key DocKey) (any, bool)
+}
+
+var kinds = [docKinds]kindInfo{
+	DocRFCIndex: {absolute: true, render: func(f *Feed, base string, _ DocKey) (any, bool) { return f.rfcIndex(base), true }},
+	DocManifest: {render: func(f *Feed, _ string, _ DocKey) (any, bool) { return f.manifest(), true }},
+	DocSkillIndex: {render: func(f *Feed, _ string, _ DocKey) (any, bool) {
+		return f.tree(false).index(f.pageSize), true
+	}},
+	DocSkillPage: {retainable: true, identity: DocSkill, render: func(f *Feed, _ string, k DocKey) (any, bool) {
+		return f.tree(false).page(f.pageSize, k.Page)
+	}},
+	DocSkill: {retainable: true, render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.tree(false).identity(k.Name) }},
+	DocSkillVersion: {absolute: true, retainable: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+		return f.skillVersionDoc(base, k.Name, k.Version)
+	}},
+	DocSubagentIndex: {agentTree: true, render: func(f *Feed, _ string, _ DocKey) (any, bool) {
+		return f.tree(true).index(f.pageSize), true
+	}},
+	DocSubagentPage: {retainable: true, agentTree: true, identity: DocSubagent, render: func(f *Feed, _ string, k DocKey) (any, bool) {
+		return f.tree(true).page(f.pageSize, k.Page)
+	}},
+	DocSubagent: {retainable: true, agentTree: true, render: func(f *Feed, _ string, k DocKey) (any, bool) {
+		return f.tree(true).identity(k.Name)
+	}},
+	DocSubagentVersion: {absolute: true, retainable: true, agentTree: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+		return f.agentVersionDoc(base, k.Name, k.Version)
+	}},
+	DocAPISkill: {render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.apiSkill(k.Name) }},
+	DocAPISkillVersion: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+		return f.apiSkillVersion(base, k.Name, k.Version)
+	}},
+	DocAPISkillResources: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+		_, v, ok := f.skillVersion(k.Name, k.Version)
+		if !ok {
+			return nil, false
+		}
+		return apiResources(base, v), true
+	}},
+	DocAPISubagent: {render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.apiAgent(k.Name) }},
+	DocAPISubagentVersion: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+		return f.apiAgentVersion(base, k.Name, k.Version)
+	}},
+	DocAgentCard:   {absolute: true, render: func(f *Feed, base string, _ DocKey) (any, bool) { return f.agentCard(base), true }},
+	DocLegacyIndex: {render: func(f *Feed, _ string, _ DocKey) (any, bool) { return f.legacyIndex(), true }},
+	DocScopedIndex: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) { return f.scopedIndex(base, k.Name) }},
+}
+
+// Kinds lists every document kind.
+func Kinds() []DocKind {
+	out := make([]DocKind, 0, docKinds-1)
+	for k := DocRFCIndex; k < docKinds; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Retainable reports whether a client may still fetch a document of kind
+// k from a retired snapshot (see kindInfo).
+func (k DocKind) Retainable() bool { return kinds[k].retainable }
+
+// absolute reports whether documents of kind k depend on the base URL.
+func (k DocKind) absolute() bool { return kinds[k].absolute }
+
+// KeyOf returns the key of the document of kind k at a path one of k's
+// patterns matched, given the values of the pattern's parameters; ok is
+// false when they name none. The page pattern also matches pages/index.json,
+// which is the identity document of an item named "pages".
+func (k DocKind) KeyOf(param func(name string) (string, bool)) (DocKey, bool) {
+	key := DocKey{Kind: k}
+	for _, p := range Params(docPaths[k][0]) {
+		v, ok := param(p)
+		switch p {
+		case "name":
+			key.Name = v
+		case "version":
+			key.Version = v
+		case "page":
+			key.Page = v
+		}
+		if !ok {
+			return key, false
+		}
+	}
+	if id := kinds[k].identity; id != 0 && key.Page == "index" {
+		return DocKey{Kind: id, Name: "pages"}, true
+	}
+	return key, true
+}
+
+func (s *Feed) render(base string, key DocKey) (any, bool) {
+	if key.Kind <= 0 || key.Kind >= docKinds {
+		return nil, false
+	}
+	k := kinds[key.Kind]
+	if k.agentTree && !s.AgentsConfigured {
+		return nil, false // no sub-agent source: the whole tree is 404
+	}
+	return k.render(s, base, key)
+}

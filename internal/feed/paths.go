@@ -1,0 +1,144 @@
+package feed
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// The URL space. Every path the server publishes is written here once, as
+// a pattern: {name}, {version}, {page} and {digest} stand for one path
+// segment each, and a trailing * for a slash path. The router registers
+// these patterns (internal/httpapi/routes.go) and the documents fill them
+// in (Href), so a link and the route that answers it cannot drift apart.
+
+// File names of a version's artifacts, as they appear in its URLs.
+const (
+	ArchiveFile = "archive.zip"
+	AgentFile   = "agent.md"
+)
+
+// docPaths are the paths of each document kind; the first is the one
+// documents link to, any other (the agent card's older path) answers too.
+var docPaths = [...][]string{
+	DocRFCIndex:           {"/.well-known/agent-skills/index.json"},
+	DocManifest:           {"/manifest.json"},
+	DocSkillIndex:         {"/skills/v1/index.json"},
+	DocSkillPage:          {"/skills/v1/pages/{page}.json"},
+	DocSkill:              {"/skills/v1/{name}/index.json"},
+	DocSkillVersion:       {"/skills/v1/{name}/versions/{version}.json"},
+	DocSubagentIndex:      {"/subagents/v1/index.json"},
+	DocSubagentPage:       {"/subagents/v1/pages/{page}.json"},
+	DocSubagent:           {"/subagents/v1/{name}/index.json"},
+	DocSubagentVersion:    {"/subagents/v1/{name}/versions/{version}.json"},
+	DocAPISkill:           {PathSkillSearch + "/{name}"},
+	DocAPISkillVersion:    {PathSkillSearch + "/{name}/{version}"},
+	DocAPISkillResources:  {PathSkillSearch + "/{name}/{version}/resources"},
+	DocAPISubagent:        {PathSubagentSearch + "/{name}"},
+	DocAPISubagentVersion: {PathSubagentSearch + "/{name}/{version}"},
+	DocAgentCard:          {"/.well-known/agent-card.json", "/.well-known/agent.json"},
+	DocLegacyIndex:        {"/.well-known/skills/index.json"},
+	DocScopedIndex:        {"/skill/{name}/.well-known/agent-skills/index.json"},
+}
+
+// Paths that are not documents of the feed: searches, the update check,
+// artifact bytes and blobs.
+const (
+	PathSkillSearch    = "/api/v1/skills"
+	PathSubagentSearch = "/api/v1/subagents"
+	PathCheckUpdates   = PathSkillSearch + "/check-updates"
+	PathSkillMD        = PathSkillSearch + "/{name}/{version}/" + skill.FileName
+	PathArchive        = PathSkillSearch + "/{name}/{version}/" + ArchiveFile
+	PathResource       = PathSkillSearch + "/{name}/{version}/*"
+	PathAgentMD        = PathSubagentSearch + "/{name}/{version}/" + AgentFile
+	PathBlob           = "/api/v1/blobs/sha256/{digest}"
+	// PathLatestSkillMD is the RFC feed's own path of a skill's latest
+	// SKILL.md.
+	PathLatestSkillMD = "/.well-known/agent-skills/{name}/" + skill.FileName
+	// PathLegacyFile is a file of a skill's latest version in the legacy
+	// v0.1 layout.
+	PathLegacyFile = "/.well-known/skills/{name}/*"
+)
+
+// Patterns returns the paths documents of kind k are served at.
+func (k DocKind) Patterns() []string { return docPaths[k] }
+
+// Path is where the document key lives: its kind's first pattern, filled
+// with the key's name, version and page.
+func (k DocKey) Path() string {
+	return fill(docPaths[k.Kind][0], func(param string) string {
+		switch param {
+		case "name":
+			return k.Name
+		case "version":
+			return k.Version
+		case "page":
+			return k.Page
+		}
+		return ""
+	})
+}
+
+// Href fills pattern's parameters, in order, with args: each path-escaped
+// as one segment, a trailing * segment by segment.
+func Href(pattern string, args ...string) string {
+	i := 0
+	return fill(pattern, func(string) string {
+		if i >= len(args) {
+			return ""
+		}
+		i++
+		return args[i-1]
+	})
+}
+
+// fill replaces each {param} of pattern with the escaped value(param), and
+// a trailing * with value("*") escaped segment by segment.
+func fill(pattern string, value func(param string) string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexAny(pattern, "{*")
+		if i < 0 {
+			b.WriteString(pattern)
+			return b.String()
+		}
+		b.WriteString(pattern[:i])
+		if pattern[i] == '*' {
+			b.WriteString(escapePath(value("*")))
+			pattern = pattern[i+1:]
+			continue
+		}
+		j := strings.IndexByte(pattern[i:], '}')
+		b.WriteString(url.PathEscape(value(pattern[i+1 : i+j])))
+		pattern = pattern[i+j+1:]
+	}
+}
+
+// Params lists the parameters of pattern in order ("*" for a trailing
+// catch-all).
+func Params(pattern string) []string {
+	var out []string
+	for {
+		i := strings.IndexAny(pattern, "{*")
+		if i < 0 {
+			return out
+		}
+		if pattern[i] == '*' {
+			out = append(out, "*")
+			pattern = pattern[i+1:]
+			continue
+		}
+		j := strings.IndexByte(pattern[i:], '}')
+		out = append(out, pattern[i+1:i+j])
+		pattern = pattern[i+j+1:]
+	}
+}
+
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
