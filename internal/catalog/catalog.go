@@ -144,7 +144,7 @@ func withLinked(changes scan.Changes, prev *Snapshot) scan.Changes {
 		maps.Copy(out, linked)
 		return out
 	}
-	return scan.Changes{Skills: add(changes.Skills, prev.derived.linkedSkills), Agents: add(changes.Agents, prev.derived.linkedAgents)}
+	return scan.Changes{Skills: add(changes.Skills, prev.derived.skills.linked), Agents: add(changes.Agents, prev.derived.agents.linked)}
 }
 
 func (c *Catalog) reload(ctx context.Context, changes *scan.Changes) (*Snapshot, error) {

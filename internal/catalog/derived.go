@@ -21,18 +21,31 @@ import (
 // it rescanned, so a one-skill reload does not pay for the whole
 // catalogue here.
 type derived struct {
-	problemSkills, problemAgents map[string]bool
-	linkedSkills, linkedAgents   map[string]bool // entries that are or hold a symlink
-	routingSkills                map[string]bool // skills with a version naming a sub-agent
+	skills, agents rootDerived
+	routingSkills  map[string]bool // skills with a version naming a sub-agent
 	// routeProblems are the warnings of routing skills whose sub-agent is
 	// not published, by skill.
-	routeProblems                map[string][]skill.Problem
-	skillVersions, agentVersions int
-	errors                       int
+	routeProblems map[string][]skill.Problem
+	errors        int
 	// fingerprint sums a hash of every published version's kind, name,
 	// version and artifact digest (mod 2^64): it depends on what is
 	// published, not on the order or history of reloads that led there.
 	fingerprint uint64
+}
+
+// rootDerived is what derived knows of the entries of one root.
+type rootDerived struct {
+	problems map[string]bool // entries that have problems
+	linked   map[string]bool // entries that are or hold a symlink
+	versions int             // versions published
+}
+
+func (r rootDerived) clone() rootDerived {
+	return rootDerived{problems: maps.Clone(r.problems), linked: maps.Clone(r.linked), versions: r.versions}
+}
+
+func newRootDerived() rootDerived {
+	return rootDerived{problems: map[string]bool{}, linked: map[string]bool{}}
 }
 
 // versionHash is one published version's share of the fingerprint.
@@ -54,34 +67,32 @@ func (s *Snapshot) derive(prev *Snapshot) {
 	d := &s.derived
 	if s.partial {
 		p := &prev.derived
-		d.problemSkills, d.problemAgents, d.routingSkills = maps.Clone(p.problemSkills), maps.Clone(p.problemAgents), maps.Clone(p.routingSkills)
+		d.skills, d.agents, d.routingSkills = p.skills.clone(), p.agents.clone(), maps.Clone(p.routingSkills)
 		d.routeProblems = maps.Clone(p.routeProblems)
-		d.linkedSkills, d.linkedAgents = maps.Clone(p.linkedSkills), maps.Clone(p.linkedAgents)
-		d.skillVersions, d.agentVersions, d.fingerprint = p.skillVersions, p.agentVersions, p.fingerprint
+		d.fingerprint = p.fingerprint
 		for _, k := range s.rescannedSkills {
 			d.forgetSkill(k, prev.skillEntries[k])
 			d.noteSkill(k, s.skillEntries[k])
 		}
 		for _, k := range s.rescannedAgents {
-			d.forgetAgent(k, prev.agentEntries[k])
-			d.noteAgent(k, s.agentEntries[k])
+			forget(d, &d.agents, "agent", k, prev.agentEntries[k])
+			note(d, &d.agents, "agent", k, s.agentEntries[k])
 		}
 	} else {
-		d.problemSkills, d.problemAgents, d.routingSkills = map[string]bool{}, map[string]bool{}, map[string]bool{}
+		d.skills, d.agents, d.routingSkills = newRootDerived(), newRootDerived(), map[string]bool{}
 		d.routeProblems = map[string][]skill.Problem{}
-		d.linkedSkills, d.linkedAgents = map[string]bool{}, map[string]bool{}
 		for k, e := range s.skillEntries {
 			d.noteSkill(k, e)
 		}
 		for k, e := range s.agentEntries {
-			d.noteAgent(k, e)
+			note(d, &d.agents, "agent", k, e)
 		}
 	}
 	s.Problems = nil
-	for k := range d.problemSkills {
+	for k := range d.skills.problems {
 		s.Problems = append(s.Problems, s.skillEntries[k].Problems...)
 	}
-	for k := range d.problemAgents {
+	for k := range d.agents.problems {
 		s.Problems = append(s.Problems, s.agentEntries[k].Problems...)
 	}
 	s.checkSubagentRoutes()
@@ -100,68 +111,50 @@ func (s *Snapshot) derive(prev *Snapshot) {
 	}
 }
 
-func (d *derived) noteSkill(k string, e *scan.SkillEntry) {
+// note counts entry e of root r, under key k, into d.
+func note[V item.Version](d *derived, r *rootDerived, kind, k string, e *scan.Entry[V]) {
 	if e == nil {
 		return
 	}
 	if len(e.Problems) > 0 {
-		d.problemSkills[k] = true
+		r.problems[k] = true
 	}
 	if e.Linked {
-		d.linkedSkills[k] = true
+		r.linked[k] = true
 	}
-	if e.Skill == nil {
+	if e.Item == nil {
 		return
 	}
-	d.skillVersions += len(e.Skill.Versions)
-	for _, v := range e.Skill.Versions {
-		d.fingerprint += versionHash("skill", v.Name, v.Version, v.Digest())
+	r.versions += len(e.Item.Versions)
+	for _, v := range e.Item.Versions {
+		d.fingerprint += versionHash(kind, v.Info().Name, v.Info().Version, v.ArtifactDigest())
 	}
-	if slices.ContainsFunc(e.Skill.Versions, func(v *item.SkillVersion) bool { return v.Subagent != "" }) {
+}
+
+// forget takes entry e of root r, under key k, out of d.
+func forget[V item.Version](d *derived, r *rootDerived, kind, k string, e *scan.Entry[V]) {
+	delete(r.problems, k)
+	delete(r.linked, k)
+	if it := e.Published(); it != nil {
+		r.versions -= len(it.Versions)
+		for _, v := range it.Versions {
+			d.fingerprint -= versionHash(kind, v.Info().Name, v.Info().Version, v.ArtifactDigest())
+		}
+	}
+}
+
+// noteSkill is note, plus whether the skill routes to a sub-agent.
+func (d *derived) noteSkill(k string, e *scan.SkillEntry) {
+	note(d, &d.skills, "skill", k, e)
+	if it := e.Published(); it != nil && slices.ContainsFunc(it.Versions, func(v *item.SkillVersion) bool { return v.Subagent != "" }) {
 		d.routingSkills[k] = true
 	}
 }
 
 func (d *derived) forgetSkill(k string, e *scan.SkillEntry) {
-	delete(d.problemSkills, k)
-	delete(d.linkedSkills, k)
+	forget(d, &d.skills, "skill", k, e)
 	delete(d.routingSkills, k)
 	delete(d.routeProblems, k)
-	if sk := e.Item(); sk != nil {
-		d.skillVersions -= len(sk.Versions)
-		for _, v := range sk.Versions {
-			d.fingerprint -= versionHash("skill", v.Name, v.Version, v.Digest())
-		}
-	}
-}
-
-func (d *derived) noteAgent(k string, e *scan.AgentEntry) {
-	if e == nil {
-		return
-	}
-	if len(e.Problems) > 0 {
-		d.problemAgents[k] = true
-	}
-	if e.Linked {
-		d.linkedAgents[k] = true
-	}
-	if e.Agent != nil {
-		d.agentVersions += len(e.Agent.Versions)
-		for _, v := range e.Agent.Versions {
-			d.fingerprint += versionHash("agent", v.Name, v.Version, v.Digest)
-		}
-	}
-}
-
-func (d *derived) forgetAgent(k string, e *scan.AgentEntry) {
-	delete(d.problemAgents, k)
-	delete(d.linkedAgents, k)
-	if a := e.Item(); a != nil {
-		d.agentVersions -= len(a.Versions)
-		for _, v := range a.Versions {
-			d.fingerprint -= versionHash("agent", v.Name, v.Version, v.Digest)
-		}
-	}
 }
 
 // checkSubagentRoutes warns about skills that route to a sub-agent the
@@ -180,7 +173,7 @@ func (s *Snapshot) checkSubagentRoutes() {
 		if !d.routingSkills[name] {
 			continue
 		}
-		for _, v := range s.skillEntries[name].Skill.Versions {
+		for _, v := range s.skillEntries[name].Item.Versions {
 			if v.Subagent == "" {
 				continue
 			}

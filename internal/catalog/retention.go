@@ -322,11 +322,11 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key ArtifactKey, d co
 	}
 	for name := range skillNames {
 		e := s.skillEntries[name]
-		if e == nil || e.Skill == nil || cur.skillEntries[name] == e {
+		if e == nil || e.Item == nil || cur.skillEntries[name] == e {
 			continue
 		}
 		curSkill, _ := cur.Skill(name)
-		for _, v := range e.Skill.Versions {
+		for _, v := range e.Item.Versions {
 			var cv *item.SkillVersion
 			if curSkill != nil {
 				cv, _ = curSkill.Version(v.Version)
@@ -363,11 +363,11 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key ArtifactKey, d co
 	}
 	for name := range agentNames {
 		e := s.agentEntries[name]
-		if e == nil || e.Agent == nil || cur.agentEntries[name] == e {
+		if e == nil || e.Item == nil || cur.agentEntries[name] == e {
 			continue
 		}
 		curAgent, _ := cur.Agent(name)
-		for _, v := range e.Agent.Versions {
+		for _, v := range e.Item.Versions {
 			if curAgent != nil {
 				if cv, ok := curAgent.Version(v.Version); ok && cv.Digest == v.Digest {
 					continue

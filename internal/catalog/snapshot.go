@@ -64,21 +64,21 @@ func (s *Snapshot) Feed() *feed.Feed { return s.feed }
 // Skill returns the named skill. A skill's entry key is its folder name,
 // which is its name.
 func (s *Snapshot) Skill(name string) (*item.Skill, bool) {
-	sk := s.skillEntries[name].Item()
+	sk := s.skillEntries[name].Published()
 	return sk, sk != nil
 }
 
 // Agent returns the named sub-agent. An agent's entry key is its name.
 func (s *Snapshot) Agent(name string) (*item.Agent, bool) {
-	a := s.agentEntries[name].Item()
+	a := s.agentEntries[name].Published()
 	return a, a != nil
 }
 
 // AgentVersionCount is the number of published sub-agent versions.
-func (s *Snapshot) AgentVersionCount() int { return s.derived.agentVersions }
+func (s *Snapshot) AgentVersionCount() int { return s.derived.agents.versions }
 
 // VersionCount is the number of published skill versions.
-func (s *Snapshot) VersionCount() int { return s.derived.skillVersions }
+func (s *Snapshot) VersionCount() int { return s.derived.skills.versions }
 
 // ErrorCount is the number of error-severity problems.
 func (s *Snapshot) ErrorCount() int { return s.derived.errors }

@@ -19,12 +19,12 @@ type Tree struct {
 type scanned struct{ r *scan.Result }
 
 func (s scanned) Skill(name string) (*item.Skill, bool) {
-	sk := s.r.SkillEntries[name].Item()
+	sk := s.r.SkillEntries[name].Published()
 	return sk, sk != nil
 }
 
 func (s scanned) Agent(name string) (*item.Agent, bool) {
-	a := s.r.AgentEntries[name].Item()
+	a := s.r.AgentEntries[name].Published()
 	return a, a != nil
 }
 

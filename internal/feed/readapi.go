@@ -79,44 +79,39 @@ type searchIndexes struct {
 
 func (s *Feed) indexes() *searchIndexes {
 	s.search.once.Do(func() {
-		docs := make([]search.Doc, len(s.Skills))
-		for i, sk := range s.Skills {
-			docs[i] = search.Doc{Name: sk.Name, Description: sk.Latest.Description, Tags: sk.Latest.List("tags")}
-		}
-		s.search.skills = search.New(docs)
-		docs = make([]search.Doc, len(s.Agents))
-		for i, a := range s.Agents {
-			docs[i] = search.Doc{Name: a.Name, Description: a.Latest.Description, Tags: a.Latest.List("tags")}
-		}
-		s.search.agent = search.New(docs)
+		s.search.skills, s.search.agent = searchIndex(s.Skills), searchIndex(s.Agents)
 	})
 	return &s.search
 }
 
+func searchIndex[V item.Version](items []*item.Item[V]) *search.Index {
+	docs := make([]search.Doc, len(items))
+	for i, it := range items {
+		l := it.Latest.Info()
+		docs[i] = search.Doc{Name: it.Name, Description: l.Description, Tags: l.List("tags")}
+	}
+	return search.New(docs)
+}
+
 // SearchSkills ranks skills for q (all, by name, when q is empty).
 func (s *Feed) SearchSkills(q string) []Summary {
-	return summaries(s.indexes().skills.Search(q), func(i int) Summary {
-		sk := s.Skills[i]
-		return summary(DocAPISkill, sk.Name, len(sk.Versions), sk.Latest.Description, sk.Latest.Version, sk.Latest.List("tags"))
-	})
+	return summaries(s.indexes().skills.Search(q), DocAPISkill, s.Skills)
 }
 
 // SearchAgents ranks sub-agents for q.
 func (s *Feed) SearchAgents(q string) []Summary {
-	return summaries(s.indexes().agent.Search(q), func(i int) Summary {
-		a := s.Agents[i]
-		return summary(DocAPISubagent, a.Name, len(a.Versions), a.Latest.Description, a.Latest.Version, a.Latest.List("tags"))
-	})
+	return summaries(s.indexes().agent.Search(q), DocAPISubagent, s.Agents)
 }
 
-func summary(kind DocKind, name string, versions int, description, latest string, tags []string) Summary {
-	return Summary{Name: name, Description: description, LatestVersion: latest, VersionCount: versions, Tags: tags, Href: DocKey{Kind: kind, Name: name}.Path()}
-}
-
-func summaries(hits []int, of func(int) Summary) []Summary {
+// summaries are the search results hits (indexes of items), linking to
+// documents of kind.
+func summaries[V item.Version](hits []int, kind DocKind, items []*item.Item[V]) []Summary {
 	out := make([]Summary, len(hits))
 	for i, h := range hits {
-		out[i] = of(h)
+		it := items[h]
+		l := it.Latest.Info()
+		out[i] = Summary{Name: it.Name, Description: l.Description, LatestVersion: l.Version, VersionCount: len(it.Versions),
+			Tags: l.List("tags"), Href: DocKey{Kind: kind, Name: it.Name}.Path()}
 	}
 	return out
 }
@@ -126,12 +121,31 @@ func (s *Feed) apiSkill(name string) (apiItem, bool) {
 	if !ok {
 		return apiItem{}, false
 	}
-	d := apiItem{Name: sk.Name, Description: sk.Latest.Description, LatestVersion: sk.Latest.Version}
-	for _, v := range sk.Versions {
-		d.Versions = append(d.Versions, apiVersionLink{Version: v.Version, Type: string(v.Type), Digest: v.Digest().String(),
-			PublishedAt: v.PublishedAt.Format(time.RFC3339), Href: DocKey{Kind: DocAPISkillVersion, Name: sk.Name, Version: v.Version}.Path()})
+	return apiItemOf(sk, DocAPISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }), true
+}
+
+func (s *Feed) apiAgent(name string) (apiItem, bool) {
+	a, ok := s.Agent(name)
+	if !ok {
+		return apiItem{}, false
 	}
-	return d, true
+	return apiItemOf(a, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
+}
+
+// agentType is the artifact type of every sub-agent version.
+const agentType = "agent-md"
+
+// apiItemOf is the read API's document of it, linking to its versions'
+// documents of kind versionKind; typ says a version's artifact type.
+func apiItemOf[V item.Version](it *item.Item[V], versionKind DocKind, typ func(V) string) apiItem {
+	l := it.Latest.Info()
+	d := apiItem{Name: it.Name, Description: l.Description, LatestVersion: l.Version}
+	for _, v := range it.Versions {
+		info := v.Info()
+		d.Versions = append(d.Versions, apiVersionLink{Version: info.Version, Type: typ(v), Digest: v.ArtifactDigest().String(),
+			PublishedAt: info.PublishedAt.Format(time.RFC3339), Href: DocKey{Kind: versionKind, Name: it.Name, Version: info.Version}.Path()})
+	}
+	return d
 }
 
 func (s *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
@@ -171,19 +185,6 @@ func (s *Feed) skillVersion(name, version string) (*item.Skill, *item.SkillVersi
 	return sk, v, ok
 }
 
-func (s *Feed) apiAgent(name string) (apiItem, bool) {
-	a, ok := s.Agent(name)
-	if !ok {
-		return apiItem{}, false
-	}
-	d := apiItem{Name: a.Name, Description: a.Latest.Description, LatestVersion: a.Latest.Version}
-	for _, v := range a.Versions {
-		d.Versions = append(d.Versions, apiVersionLink{Version: v.Version, Type: "agent-md", Digest: v.Digest.String(),
-			PublishedAt: v.PublishedAt.Format(time.RFC3339), Href: DocKey{Kind: DocAPISubagentVersion, Name: a.Name, Version: v.Version}.Path()})
-	}
-	return d, true
-}
-
 func (s *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
 	a, ok := s.Agent(name)
 	if !ok {
@@ -195,7 +196,7 @@ func (s *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
 			return apiVersion{}, false
 		}
 	}
-	return apiVersion{Name: v.Name, Version: v.Version, Type: "agent-md", Description: v.Description,
+	return apiVersion{Name: v.Name, Version: v.Version, Type: agentType, Description: v.Description,
 		Digest: v.Digest.String(), URL: AgentURL(base, v), PublishedAt: v.PublishedAt.Format(time.RFC3339),
 		Latest: a.Latest == v, Metadata: v.Metadata}, true
 }

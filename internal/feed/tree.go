@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"github.com/skillserver/skillserver/internal/item"
 	"strconv"
 	"time"
 )
@@ -130,12 +131,13 @@ type collectionVersion struct {
 	digest      string
 }
 
-func (s *Feed) skillCollection() collection {
-	c := collection{kind: "skill", indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion, items: make([]collectionItem, 0, len(s.Skills)), byName: make(map[string]int, len(s.Skills))}
-	for _, sk := range s.Skills {
-		it := collectionItem{name: sk.Name, latest: sk.Latest.Version}
-		for _, v := range sk.Versions {
-			it.versions = append(it.versions, collectionVersion{v.Version, v.PublishedAt, v.Digest().String()})
+// collectionOf is the native-tree view of items; c names its kinds.
+func collectionOf[V item.Version](c collection, items []*item.Item[V]) collection {
+	c.items, c.byName = make([]collectionItem, 0, len(items)), make(map[string]int, len(items))
+	for _, x := range items {
+		it := collectionItem{name: x.Name, latest: x.Latest.Info().Version}
+		for _, v := range x.Versions {
+			it.versions = append(it.versions, collectionVersion{v.Info().Version, v.Info().PublishedAt, v.ArtifactDigest().String()})
 		}
 		c.byName[it.name] = len(c.items)
 		c.items = append(c.items, it)
@@ -143,17 +145,12 @@ func (s *Feed) skillCollection() collection {
 	return c
 }
 
+func (s *Feed) skillCollection() collection {
+	return collectionOf(collection{kind: "skill", indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills)
+}
+
 func (s *Feed) agentCollection() collection {
-	c := collection{kind: "subagent", indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion, items: make([]collectionItem, 0, len(s.Agents)), byName: make(map[string]int, len(s.Agents))}
-	for _, a := range s.Agents {
-		it := collectionItem{name: a.Name, latest: a.Latest.Version}
-		for _, v := range a.Versions {
-			it.versions = append(it.versions, collectionVersion{v.Version, v.PublishedAt, v.Digest.String()})
-		}
-		c.byName[it.name] = len(c.items)
-		c.items = append(c.items, it)
-	}
-	return c
+	return collectionOf(collection{kind: "subagent", indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents)
 }
 
 // page is one server-owned page of a collection.
@@ -278,7 +275,7 @@ func (s *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, 
 		return subagentVersionDoc{}, false
 	}
 	return subagentVersionDoc{
-		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: "agent-md",
+		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: agentType,
 		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(),
 		Links: selfLinks{link{DocKey{Kind: DocSubagentVersion, Name: name, Version: version}.Path()}},
 	}, true

@@ -50,7 +50,7 @@ func FuzzVersionOrder(f *testing.F) {
 		order := func(in []string) (string, string) {
 			items := make([]*AgentVersion, len(in))
 			for i, v := range in {
-				items[i] = &AgentVersion{Version: v}
+				items[i] = &AgentVersion{VersionInfo: VersionInfo{Version: v}}
 			}
 			latest := OrderVersions(items, func(v *AgentVersion) string { return v.Version })
 			var out []string

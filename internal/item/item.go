@@ -23,40 +23,84 @@ const (
 	TypeArchive ArtifactType = "archive"  // SKILL.md plus resources, as one zip
 )
 
-// Skill is every published version of one skill.
-type Skill struct {
+// Item is every published version of one skill or sub-agent.
+type Item[V Version] struct {
 	Name     string
-	Versions []*SkillVersion // newest first
-	Latest   *SkillVersion
-	byVer    map[string]*SkillVersion
+	Versions []V // newest first
+	Latest   V
+	byVer    map[string]V
 }
 
-// Version returns the named version of s.
-func (s *Skill) Version(v string) (*SkillVersion, bool) {
-	sv, ok := s.byVer[v]
-	return sv, ok
+// Skill and Agent are the two kinds of item.
+type (
+	Skill = Item[*SkillVersion]
+	Agent = Item[*AgentVersion]
+)
+
+// Version returns the named version of it.
+func (it *Item[V]) Version(v string) (V, bool) {
+	iv, ok := it.byVer[v]
+	return iv, ok
 }
 
-// SkillVersion is one immutable, validated version of a skill.
-type SkillVersion struct {
+// New orders versions newest first, picks the latest and returns the item.
+func New[V Version](name string, versions []V) *Item[V] {
+	latest := OrderVersions(versions, func(v V) string { return v.Info().Version })
+	it := &Item[V]{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]V, len(versions))}
+	for _, v := range versions {
+		it.byVer[v.Info().Version] = v
+	}
+	return it
+}
+
+// Version is a version of either kind: what the rules shared by skills
+// and sub-agents (order, last good, fingerprint, the feeds) need of it.
+type Version interface {
+	*SkillVersion | *AgentVersion
+	Info() *VersionInfo
+	// ArtifactDigest is the digest of what a client downloads.
+	ArtifactDigest() content.Digest
+	// Blobs lists the digests of every blob the version serves.
+	Blobs() []content.Digest
+}
+
+// VersionInfo is what every version has, of a skill or a sub-agent.
+type VersionInfo struct {
 	Name        string
 	Version     string
 	Declared    bool // the version string came from the tree, not the digest
 	Description string
-	Type        ArtifactType
-	SkillMD     content.Digest
-	Archive     content.Digest // empty for TypeSkillMD
-	Resources   []Resource     // sorted by path; excludes SKILL.md
 	Metadata    map[string]string
 	// MetadataLists holds the metadata values that were YAML lists.
 	MetadataLists map[string][]string
+	PublishedAt   time.Time // UTC, whole seconds
+	Source        string    // where the version was read from, for reports
+	Generation    uint64    // snapshot generation that read it from disk
+}
+
+// Info returns v itself, for code that serves both kinds of version.
+func (v *VersionInfo) Info() *VersionInfo { return v }
+
+// List reads the metadata value key as a list: a YAML list as it was
+// written, else a string split at commas ("a, b").
+func (v *VersionInfo) List(key string) []string {
+	if l, ok := v.MetadataLists[key]; ok {
+		return l
+	}
+	return skill.ListItems(v.Metadata[key])
+}
+
+// SkillVersion is one immutable, validated version of a skill.
+type SkillVersion struct {
+	VersionInfo
+	Type      ArtifactType
+	SkillMD   content.Digest
+	Archive   content.Digest // empty for TypeSkillMD
+	Resources []Resource     // sorted by path; excludes SKILL.md
 	// Subagent is metadata.subagent when it is a valid name: the sub-agent
 	// this skill routes to (routesToSubagent in the native tree).
-	Subagent    string
-	PublishedAt time.Time // UTC, whole seconds
-	Source      string    // folder the version was read from, for reports
-	Generation  uint64    // snapshot generation that read it from disk
-	resByPath   map[string]*Resource
+	Subagent  string
+	resByPath map[string]*Resource
 }
 
 // Digest is the digest of the version's artifact: the archive when it has
@@ -67,6 +111,9 @@ func (v *SkillVersion) Digest() content.Digest {
 	}
 	return v.SkillMD
 }
+
+// ArtifactDigest is Digest.
+func (v *SkillVersion) ArtifactDigest() content.Digest { return v.Digest() }
 
 // Blobs lists the digests of every blob v serves: its SKILL.md, its
 // archive and its resources.
@@ -96,70 +143,17 @@ type Resource struct {
 	Mode   uint32 // 0644 or 0755, as recorded in the archive
 }
 
-// Agent is every published version of one sub-agent.
-type Agent struct {
-	Name     string
-	Versions []*AgentVersion // newest first
-	Latest   *AgentVersion
-	byVer    map[string]*AgentVersion
-}
-
-// Version returns the named version of a.
-func (a *Agent) Version(v string) (*AgentVersion, bool) {
-	av, ok := a.byVer[v]
-	return av, ok
-}
-
 // AgentVersion is one immutable, validated agent-md file.
 type AgentVersion struct {
-	Name          string
-	Version       string
-	Declared      bool
-	Description   string
-	Digest        content.Digest
-	Metadata      map[string]string
-	MetadataLists map[string][]string
-	PublishedAt   time.Time
-	Source        string
-	Generation    uint64 // snapshot generation that read it from disk
+	VersionInfo
+	Digest content.Digest
 }
+
+// ArtifactDigest is the digest of the agent-md file.
+func (v *AgentVersion) ArtifactDigest() content.Digest { return v.Digest }
 
 // Blobs lists the digest of the one blob v serves.
 func (v *AgentVersion) Blobs() []content.Digest { return []content.Digest{v.Digest} }
-
-// List reads the metadata value key as a list: a YAML list as it was
-// written, else a string split at commas ("a, b").
-func (v *SkillVersion) List(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
-
-// List reads the metadata value key as a list (see SkillVersion.List).
-func (v *AgentVersion) List(key string) []string { return metaList(v.Metadata, v.MetadataLists, key) }
-
-func metaList(meta map[string]string, lists map[string][]string, key string) []string {
-	if l, ok := lists[key]; ok {
-		return l
-	}
-	return skill.ListItems(meta[key])
-}
-
-// NewSkill orders versions newest first and picks the latest.
-func NewSkill(name string, versions []*SkillVersion) *Skill {
-	latest := OrderVersions(versions, func(v *SkillVersion) string { return v.Version })
-	sk := &Skill{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]*SkillVersion, len(versions))}
-	for _, v := range versions {
-		sk.byVer[v.Version] = v
-	}
-	return sk
-}
-
-// NewAgent orders versions newest first and picks the latest.
-func NewAgent(name string, versions []*AgentVersion) *Agent {
-	latest := OrderVersions(versions, func(v *AgentVersion) string { return v.Version })
-	a := &Agent{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]*AgentVersion, len(versions))}
-	for _, v := range versions {
-		a.byVer[v.Version] = v
-	}
-	return a
-}
 
 // IndexResources makes v.Resource find v.Resources; call it once they
 // are final.

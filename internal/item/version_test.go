@@ -26,9 +26,9 @@ func TestVersionOrder(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var vs []*SkillVersion
 			for _, v := range slices.Clone(tt.in) {
-				vs = append(vs, &SkillVersion{Version: v})
+				vs = append(vs, &SkillVersion{VersionInfo: VersionInfo{Version: v}})
 			}
-			sk := NewSkill("x", vs)
+			sk := New("x", vs)
 			var got []string
 			for _, v := range sk.Versions {
 				got = append(got, v.Version)

@@ -85,9 +85,9 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		return scanBase{t: t, lim: in.Limits, blobs: blobs, prev: in.Prev, generation: in.Generation}
 	}
 	skills := rootScan[*SkillEntry, *item.Skill]{kind: SkillsRoot, dir: in.SkillsDir,
-		scan: scanSkillEntry, item: (*SkillEntry).Item, name: func(s *item.Skill) string { return s.Name }}
+		scan: scanSkillEntry, item: (*SkillEntry).Published, name: func(s *item.Skill) string { return s.Name }}
 	agents := rootScan[*AgentEntry, *item.Agent]{kind: AgentsRoot, dir: in.AgentsDir,
-		scan: scanAgentEntry, item: (*AgentEntry).Item, name: func(a *item.Agent) string { return a.Name }}
+		scan: scanAgentEntry, item: (*AgentEntry).Published, name: func(a *item.Agent) string { return a.Name }}
 	if partial {
 		// A partial scan starts from the previous entries; a root with no
 		// changed names has none changed.
@@ -117,15 +117,15 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if partial && flat {
 		// Entries reused from prev bring their blobs into the new flat store.
 		for _, e := range res.SkillEntries {
-			if e.Skill != nil {
-				for _, v := range e.Skill.Versions {
+			if e.Item != nil {
+				for _, v := range e.Item.Versions {
 					carry(blobs, in.Prev.Store, v)
 				}
 			}
 		}
 		for _, e := range res.AgentEntries {
-			if e.Agent != nil {
-				for _, v := range e.Agent.Versions {
+			if e.Item != nil {
+				for _, v := range e.Item.Versions {
 					carry(blobs, in.Prev.Store, v)
 				}
 			}

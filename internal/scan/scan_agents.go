@@ -10,24 +10,6 @@ import (
 
 const agentExt = ".md"
 
-// AgentEntry is the outcome of scanning everything that claims one agent
-// name (agents/<name>.md and agents/<name>/), or one top-level entry that
-// could not be read as an agent.
-type AgentEntry struct {
-	Agent    *item.Agent // nil when nothing in it is valid
-	Problems []skill.Problem
-	Gen      uint64
-	Linked   bool // the entry is or holds a symlink (see SkillEntry)
-}
-
-// Item returns the entry's agent; nil for a missing entry too.
-func (e *AgentEntry) Item() *item.Agent {
-	if e == nil {
-		return nil
-	}
-	return e.Agent
-}
-
 // agentScanner scans everything that claims one agent name:
 // agents/<name>.md (flat) and agents/<name>/<version>.md (versioned).
 type agentScanner struct {
@@ -41,9 +23,9 @@ func (s *agentScanner) problem(p skill.Problem) { s.cur.Problems = append(s.cur.
 // nil when there is nothing to keep.
 func scanAgentEntry(base scanBase, job entryJob) *AgentEntry {
 	s := &agentScanner{scanBase: base, cur: &AgentEntry{Gen: base.generation}}
-	s.cur.Agent = s.scanClaims(job.key, s.t.lookupClaims(job))
-	s.keepLastGood(job.key)
-	if s.cur.Agent == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
+	s.cur.Item = s.scanClaims(job.key, s.t.lookupClaims(job))
+	s.cur.keepLastGood(s.scanBase, s.prevEntries(), job.key)
+	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
 		return nil
 	}
 	return s.cur
@@ -97,32 +79,7 @@ func (s *agentScanner) scanClaims(name string, entries []entry) *item.Agent {
 	if len(versions) == 0 {
 		return nil
 	}
-	return item.NewAgent(name, versions)
-}
-
-// keepLastGood carries versions of the previous snapshot whose files
-// failed this scan (see lastGood).
-func (s *agentScanner) keepLastGood(key string) {
-	if s.prev == nil {
-		return
-	}
-	pe, ok := s.prev.AgentEntries[key]
-	if !ok || pe.Agent == nil {
-		return
-	}
-	var versions []*item.AgentVersion
-	if s.cur.Agent != nil {
-		versions = s.cur.Agent.Versions
-	}
-	carried, stale := lastGood(pe.Agent.Versions, versions, s.cur.Problems, agentKey)
-	if len(carried) == 0 {
-		return
-	}
-	for _, v := range carried {
-		carry(s.blobs, s.prev.Store, v)
-	}
-	s.cur.Problems = append(s.cur.Problems, stale...)
-	s.cur.Agent = item.NewAgent(key, append(versions, carried...))
+	return item.New(name, versions)
 }
 
 // scanVersioned reads the folder e (agents/<name>/) of versions.
@@ -202,16 +159,15 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		return nil
 	}
 	s.blobs.PutDigested(digest, data)
-	v := &item.AgentVersion{
+	v := &item.AgentVersion{VersionInfo: item.VersionInfo{
 		Name:          name,
 		Description:   a.Description,
 		Metadata:      a.Metadata,
 		MetadataLists: a.MetadataLists,
-		Digest:        digest,
 		Source:        report,
 		Generation:    s.generation,
 		PublishedAt:   st.modTime.UTC().Truncate(time.Second),
-	}
+	}, Digest: digest}
 	switch {
 	case fileVersion != "":
 		v.Version, v.Declared = fileVersion, true
@@ -229,4 +185,12 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		}
 	}
 	return v
+}
+
+// prevEntries are the previous scan's agent entries; nil on the first.
+func (s *agentScanner) prevEntries() map[string]*AgentEntry {
+	if s.prev == nil {
+		return nil
+	}
+	return s.prev.AgentEntries
 }

@@ -40,88 +40,6 @@ func (s *scanBase) cachedRead(f *file, read func() ([]byte, error)) ([]byte, con
 	return s.ec.file(s.t.report(f.full), f.st, read)
 }
 
-// failedPaths are the paths of an entry's error problems.
-func failedPaths(ps []skill.Problem) []string {
-	var out []string
-	for _, p := range ps {
-		if p.Severity == skill.SeverityError {
-			out = append(out, p.Path)
-		}
-	}
-	return out
-}
-
-// touches reports whether any failed path is source, inside it, or one of
-// its parents: the failure is about that version.
-func touches(failed []string, source string) bool {
-	for _, f := range failed {
-		if f == source || strings.HasPrefix(f, source+"/") || strings.HasPrefix(source, f+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-func staleProblem(source, version string, generation uint64) skill.Problem {
-	return skill.Warnf(source, skill.RuleStale, "still serving the last good version %s (from generation %d) until the errors here are fixed or it is removed from disk", version, generation)
-}
-
-// lastGoodKey is what lastGood needs of a skill or agent version.
-func skillKey(v *item.SkillVersion) (string, string, uint64) {
-	return v.Version, v.Source, v.Generation
-}
-func agentKey(v *item.AgentVersion) (string, string, uint64) {
-	return v.Version, v.Source, v.Generation
-}
-
-// lastGood picks the versions of the previous snapshot to keep publishing:
-// those whose source failed this scan (problems has an error at, inside or
-// above it) and that the new scan did not produce. A half-saved edit or a
-// transient read error therefore never removes a version from the feeds,
-// while a version whose files are gone from disk is not carried: removal
-// removes it. Each kept version is reported stale.
-func lastGood[V any](prev, cur []V, problems []skill.Problem, lastGoodKey func(V) (version, source string, generation uint64)) (carried []V, stale []skill.Problem) {
-	failed := failedPaths(problems)
-	if len(failed) == 0 {
-		return nil, nil
-	}
-	have := make(map[string]bool, len(cur))
-	for _, v := range cur {
-		ver, _, _ := lastGoodKey(v)
-		have[ver] = true
-	}
-	for _, v := range prev {
-		ver, source, gen := lastGoodKey(v)
-		if have[ver] || !touches(failed, source) {
-			continue
-		}
-		carried = append(carried, v)
-		stale = append(stale, staleProblem(source, ver, gen))
-	}
-	return carried, stale
-}
-
-// SkillEntry is the outcome of scanning one top-level folder of the skills
-// root. Snapshots keep entries, valid or not, so a reload can reuse those
-// that did not change together with their problems.
-type SkillEntry struct {
-	Skill    *item.Skill // nil when nothing in it is valid
-	Problems []skill.Problem
-	Gen      uint64 // generation that scanned it
-	// Linked is true when the entry is or holds a symlink: what it
-	// publishes may live in another entry, so a change anywhere can
-	// change it (see catalog.Catalog.Update).
-	Linked bool
-}
-
-// Item returns the entry's skill; nil for a missing entry too.
-func (e *SkillEntry) Item() *item.Skill {
-	if e == nil {
-		return nil
-	}
-	return e.Skill
-}
-
 // skillScanner scans one top-level entry of the skills root.
 type skillScanner struct {
 	scanBase
@@ -135,10 +53,10 @@ func (s *skillScanner) problem(p skill.Problem) { s.cur.Problems = append(s.cur.
 func scanSkillEntry(base scanBase, job entryJob) *SkillEntry {
 	s := &skillScanner{scanBase: base, cur: &SkillEntry{Gen: base.generation}}
 	if claims := s.t.lookupClaims(job); len(claims) > 0 {
-		s.cur.Skill = s.scanEntry(claims[0])
+		s.cur.Item = s.scanEntry(claims[0])
 	}
-	s.keepLastGood(job.key)
-	if s.cur.Skill == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
+	s.cur.keepLastGood(s.scanBase, s.prevEntries(), job.key)
+	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
 		return nil
 	}
 	return s.cur
@@ -180,31 +98,6 @@ func (s *skillScanner) openFolder(d *dir, e entry) (*dir, []entry, bool) {
 	return sub, entries, p == nil
 }
 
-// keepLastGood carries versions of the previous snapshot whose folders
-// failed this scan (see lastGood).
-func (s *skillScanner) keepLastGood(name string) {
-	if s.prev == nil {
-		return
-	}
-	pe, ok := s.prev.SkillEntries[name]
-	if !ok || pe.Skill == nil {
-		return
-	}
-	var versions []*item.SkillVersion
-	if s.cur.Skill != nil {
-		versions = s.cur.Skill.Versions
-	}
-	carried, stale := lastGood(pe.Skill.Versions, versions, s.cur.Problems, skillKey)
-	if len(carried) == 0 {
-		return
-	}
-	for _, v := range carried {
-		carry(s.blobs, s.prev.Store, v)
-	}
-	s.cur.Problems = append(s.cur.Problems, stale...)
-	s.cur.Skill = item.NewSkill(name, append(versions, carried...))
-}
-
 // scanSkill reads one skill folder d (whose stat is st), flat or
 // versioned. Each folder is opened and listed once; the listing also
 // tells where SKILL.md files are.
@@ -219,7 +112,7 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 		if v == nil {
 			return nil
 		}
-		return item.NewSkill(name, []*item.SkillVersion{v})
+		return item.New(name, []*item.SkillVersion{v})
 	}
 	// Version folders that may name the same version as another are
 	// scanned only once it is known whether both are versions.
@@ -303,7 +196,7 @@ func (s *skillScanner) scanSkill(name string, d *dir, st stat, entries []entry) 
 	if len(versions) == 0 {
 		return nil
 	}
-	return item.NewSkill(name, versions)
+	return item.New(name, versions)
 }
 
 func collisionProblem(report, other string) skill.Problem {
@@ -347,16 +240,14 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		return nil
 	}
 
-	v := &item.SkillVersion{
+	v := &item.SkillVersion{VersionInfo: item.VersionInfo{
 		Name:          name,
 		Description:   sk.Description,
 		Metadata:      sk.Metadata,
 		MetadataLists: sk.MetadataLists,
 		Source:        s.t.report(dir),
 		Generation:    s.generation,
-		SkillMD:       md.digest,
-		Type:          item.TypeSkillMD,
-	}
+	}, SkillMD: md.digest, Type: item.TypeSkillMD}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))
 	archiveDigests := make([]content.Digest, 0, len(files))
@@ -468,4 +359,12 @@ func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem 
 		}
 	}
 	return ps
+}
+
+// prevEntries are the previous scan's skill entries; nil on the first.
+func (s *skillScanner) prevEntries() map[string]*SkillEntry {
+	if s.prev == nil {
+		return nil
+	}
+	return s.prev.SkillEntries
 }
