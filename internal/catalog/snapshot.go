@@ -74,6 +74,24 @@ func (s *Snapshot) Agent(name string) (*item.Agent, bool) {
 	return a, a != nil
 }
 
+// Counts are the figures of a snapshot that logs and metrics report.
+type Counts struct {
+	Generation                   uint64
+	Skills, Agents               int
+	SkillVersions, AgentVersions int
+	Errors, Warnings             int
+	Bytes                        int64  // what the content store holds
+	Fingerprint                  string // see Snapshot.Fingerprint
+}
+
+// Counts returns the snapshot's figures.
+func (s *Snapshot) Counts() Counts {
+	return Counts{Generation: s.Generation, Skills: len(s.Skills), Agents: len(s.Agents),
+		SkillVersions: s.VersionCount(), AgentVersions: s.AgentVersionCount(),
+		Errors: s.ErrorCount(), Warnings: len(s.Problems) - s.ErrorCount(),
+		Bytes: s.Store.Bytes(), Fingerprint: s.Fingerprint()}
+}
+
 // AgentVersionCount is the number of published sub-agent versions.
 func (s *Snapshot) AgentVersionCount() int { return s.derived.agents.versions }
 

@@ -12,9 +12,6 @@ import (
 	"github.com/klauspost/compress/flate"
 )
 
-// ArchiveEntryName is the entry that always comes first in an archive.
-const ArchiveEntryName = "SKILL.md"
-
 // ArchiveFile is one file that goes into an archive.
 type ArchiveFile struct {
 	Path       string // slash-separated, relative, no "." or ".." segments
@@ -63,20 +60,21 @@ var compressors = sync.Pool{New: func() any {
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // BuildZip returns a zip whose bytes are a pure function of the files'
-// paths, modes and bytes: SKILL.md first, then the rest in byte order of
-// path; file entries only; a fixed timestamp; no extra fields; Deflate at a
+// paths, modes and bytes: the file at path first (a client reads it
+// before the rest; the caller says which it is), then the rest in byte
+// order of path; file entries only; a fixed timestamp; no extra fields; Deflate at a
 // fixed level. Every path must be valid for fs.ValidPath, so no entry
 // can name a folder or a place outside the archive. The input slice is
 // not modified.
-func BuildZip(files []ArchiveFile) ([]byte, error) {
+func BuildZip(first string, files []ArchiveFile) ([]byte, error) {
 	ordered := slices.Clone(files)
 	slices.SortFunc(ordered, func(a, b ArchiveFile) int {
 		switch {
 		case a.Path == b.Path:
 			return 0
-		case a.Path == ArchiveEntryName:
+		case a.Path == first:
 			return -1
-		case b.Path == ArchiveEntryName:
+		case b.Path == first:
 			return 1
 		case a.Path < b.Path:
 			return -1
@@ -109,7 +107,7 @@ func BuildZip(files []ArchiveFile) ([]byte, error) {
 		return fw, nil
 	})
 	for i, f := range ordered {
-		// A path a client would resolve outside its skill folder, or
+		// A path a client would resolve outside its folder, or
 		// that archive/zip would record as a folder, is never written.
 		if !fs.ValidPath(f.Path) || f.Path == "." {
 			return nil, fmt.Errorf("build zip: %q is not a relative file path", f.Path)

@@ -45,7 +45,7 @@ func FuzzArchive(f *testing.F) {
 	f.Fuzz(func(t *testing.T, paths string, data []byte, exec uint16) {
 		files := fuzzFiles(paths, data, exec)
 		orig := slices.Clone(files)
-		out, err := BuildZip(files)
+		out, err := BuildZip(firstEntry, files)
 		if !slices.EqualFunc(files, orig, func(a, b ArchiveFile) bool { return a.Path == b.Path && bytes.Equal(a.Data, b.Data) }) {
 			t.Fatal("BuildZip modified its input")
 		}
@@ -68,7 +68,7 @@ func FuzzArchive(f *testing.F) {
 
 		reversed := slices.Clone(files)
 		slices.Reverse(reversed)
-		again, err := BuildZip(reversed)
+		again, err := BuildZip(firstEntry, reversed)
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("archive bytes depend on input order (err %v)", err)
 		}
@@ -80,7 +80,7 @@ func FuzzArchive(f *testing.F) {
 		for i := range reused {
 			reused[i].Deflated = deflated[reused[i].Path]
 		}
-		if again, err := BuildZip(reused); err != nil || !bytes.Equal(again, out) {
+		if again, err := BuildZip(firstEntry, reused); err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("reusing deflated entries changed the archive (err %v)", err)
 		}
 
@@ -90,7 +90,7 @@ func FuzzArchive(f *testing.F) {
 		}
 		want := slices.Clone(files)
 		rank := func(f ArchiveFile) int {
-			if f.Path == ArchiveEntryName {
+			if f.Path == firstEntry {
 				return 0
 			}
 			return 1

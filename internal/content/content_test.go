@@ -10,6 +10,10 @@ import (
 	"testing"
 )
 
+// firstEntry is the entry the tests put first in an archive, as a skill
+// version puts its SKILL.md.
+const firstEntry = "SKILL.md"
+
 var fixture = []ArchiveFile{
 	{Path: "scripts/run.sh", Data: []byte("#!/bin/sh\necho hi\n"), Executable: true},
 	{Path: "SKILL.md", Data: []byte("---\nname: demo\ndescription: Demo.\n---\n\nBody.\n")},
@@ -23,7 +27,7 @@ var fixture = []ArchiveFile{
 // only as a deliberate decision.
 func TestBuildZipGolden(t *testing.T) {
 	const want = Digest("sha256:0367c2d9b4076cb603f37d903d437685ce5319d9691e3fa0f6dede8afead3e8b")
-	b, err := BuildZip(fixture)
+	b, err := BuildZip(firstEntry, fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +36,7 @@ func TestBuildZipGolden(t *testing.T) {
 	}
 	// Input order does not matter.
 	rev := []ArchiveFile{fixture[3], fixture[2], fixture[1], fixture[0]}
-	b2, err := BuildZip(rev)
+	b2, err := BuildZip(firstEntry, rev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +46,7 @@ func TestBuildZipGolden(t *testing.T) {
 }
 
 func TestBuildZipLayout(t *testing.T) {
-	b, err := BuildZip(fixture)
+	b, err := BuildZip(firstEntry, fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +73,7 @@ func TestBuildZipLayout(t *testing.T) {
 			t.Errorf("%s: date %d time %d extra %d", f.Name, f.ModifiedDate, f.ModifiedTime, len(f.Extra))
 		}
 	}
-	if _, err := BuildZip([]ArchiveFile{{Path: "a"}, {Path: "a"}}); err == nil {
+	if _, err := BuildZip(firstEntry, []ArchiveFile{{Path: "a"}, {Path: "a"}}); err == nil {
 		t.Error("duplicate paths accepted")
 	}
 }
@@ -79,7 +83,7 @@ func TestBuildZipLayout(t *testing.T) {
 // archives, whether all, some or none are reused, and ZipEntries finds
 // every entry's deflated bytes inside the archive it was given.
 func TestReusedEntriesGiveTheSameArchive(t *testing.T) {
-	want, err := BuildZip(fixture)
+	want, err := BuildZip(firstEntry, fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +108,7 @@ func TestReusedEntriesGiveTheSameArchive(t *testing.T) {
 				files[i].Deflated = entries[files[i].Path]
 			}
 		}
-		got, err := BuildZip(files)
+		got, err := BuildZip(firstEntry, files)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,11 +119,11 @@ func TestReusedEntriesGiveTheSameArchive(t *testing.T) {
 	// The same bytes under another path and mode reuse the same entry.
 	moved := []ArchiveFile{{Path: "SKILL.md", Data: fixture[0].Data, Deflated: entries[fixture[0].Path]}, {Path: "x/copy", Data: fixture[1].Data, Executable: true, Deflated: entries[fixture[1].Path]}}
 	fresh := []ArchiveFile{{Path: "SKILL.md", Data: fixture[0].Data}, {Path: "x/copy", Data: fixture[1].Data, Executable: true}}
-	a, err := BuildZip(moved)
+	a, err := BuildZip(firstEntry, moved)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := BuildZip(fresh)
+	b, err := BuildZip(firstEntry, fresh)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,9 @@
 // private registry (never the global default one). Other packages report
 // through its methods and never name a metric themselves.
 //
-// It may import internal/catalog for the reload result type; it must not
-// import internal/httpapi.
+// It imports internal/catalog for the reload event alone, and reads a
+// snapshot only through its Counts, never its contents; it must not import
+// internal/httpapi, internal/feed or internal/scan.
 package metrics
 
 import (
@@ -241,18 +242,17 @@ func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 	}
 	m.reloads.WithLabelValues("success").Inc()
 	m.reloadLastOK.SetToCurrentTime()
-	s := res.Snapshot
-	m.generation.Set(float64(s.Generation))
-	m.skills.Set(float64(len(s.Skills)))
-	m.agents.Set(float64(len(s.Agents)))
-	m.versions.WithLabelValues("skill").Set(float64(s.VersionCount()))
-	m.versions.WithLabelValues("subagent").Set(float64(s.AgentVersionCount()))
-	m.bytes.Set(float64(s.Store.Bytes()))
+	c := res.Snapshot.Counts()
+	m.generation.Set(float64(c.Generation))
+	m.skills.Set(float64(c.Skills))
+	m.agents.Set(float64(c.Agents))
+	m.versions.WithLabelValues("skill").Set(float64(c.SkillVersions))
+	m.versions.WithLabelValues("subagent").Set(float64(c.AgentVersions))
+	m.bytes.Set(float64(c.Bytes))
 	m.content.Reset()
-	m.content.WithLabelValues(s.Fingerprint()).Set(1)
-	errs := s.ErrorCount()
-	m.problems.WithLabelValues(string(skill.SeverityError)).Set(float64(errs))
-	m.problems.WithLabelValues(string(skill.SeverityWarning)).Set(float64(len(s.Problems) - errs))
+	m.content.WithLabelValues(c.Fingerprint).Set(1)
+	m.problems.WithLabelValues(string(skill.SeverityError)).Set(float64(c.Errors))
+	m.problems.WithLabelValues(string(skill.SeverityWarning)).Set(float64(c.Warnings))
 }
 
 // ObserveReloadsInProgress records how many reloads have started and not

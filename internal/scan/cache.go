@@ -217,7 +217,7 @@ func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest) (
 	for i := range files {
 		files[i].Deflated = e.deflated(digests[i])
 	}
-	data, err := content.BuildZip(files)
+	data, err := content.BuildZip(skill.FileName, files)
 	if err != nil {
 		return nil, "", err
 	}
