@@ -1,9 +1,11 @@
-// Package catalog builds immutable Snapshots from scans (internal/scan)
-// (ordered lists, indexes, the content store and lazily encoded
-// documents), publishes the current one through an atomic pointer, and
-// retains what reloads replace.
+// Package catalog builds immutable Snapshots from scans (internal/scan):
+// ordered lists, lookups, the content store, derived counts and problems,
+// and the snapshot's documents (an internal/feed Feed). It publishes the
+// current snapshot through an atomic pointer, runs reloads one at a time,
+// and retains what reloads replace (pinned artifacts by ArtifactKey,
+// retired snapshots).
 //
-// It must not import net/http routing (internal/httpapi), configuration,
+// It must not import internal/httpapi or any router, configuration,
 // metrics or internal/reload; those depend on it.
 package catalog
 

@@ -1,6 +1,10 @@
 // Package httpapi serves a catalogue snapshot over HTTP: routes, handlers,
-// encoding, errors and middleware. It is the only importer of chi, and it
-// never touches the filesystem: every byte comes from the current snapshot.
+// errors and middleware. It is the only importer of chi, and it never
+// touches the filesystem: every byte comes from the current snapshot.
+// Document paths, kinds and JSON encoding come from internal/feed.
+//
+// It must not import internal/scan, internal/reload, configuration or
+// metrics packages (metrics come in through the Observer interface).
 package httpapi
 
 import (

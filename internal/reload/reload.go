@@ -3,8 +3,9 @@
 // into reloads that run one at a time, merges the changes they name, and
 // tells a waiter when a reload that started after its request is live.
 //
-// It imports internal/catalog for its types only, and must not import
-// HTTP or configuration packages.
+// It imports internal/catalog for its types and internal/scan for the
+// entry-key rule only, and must not import HTTP, feed or configuration
+// packages.
 package reload
 
 import (

@@ -1,8 +1,8 @@
 // Package skill parses and validates SKILL.md files and agent-md files.
 //
 // It is pure: it works on bytes the caller read and reports every finding
-// as a Problem value. It must not import the filesystem layout
-// (internal/catalog), HTTP or configuration packages.
+// as a Problem value. It must not import any other internal package: the
+// filesystem layout (internal/scan), HTTP and configuration build on it.
 package skill
 
 import (
