@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -185,19 +186,9 @@ func TestArchiveFollowsZipRules(t *testing.T) {
 	}
 }
 
-func writeFile(t *testing.T, path, data string, mode os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), mode); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeFile = fixture.WriteFile
 
-func skillMD(name string) string {
-	return "---\nname: " + name + "\ndescription: test skill " + name + "\n---\n\nBody.\n"
-}
+var skillMD = fixture.SkillMD
 
 func problemsUnder(snap *Snapshot, prefix, rule string) []skill.Problem {
 	var out []skill.Problem
@@ -559,19 +550,9 @@ func TestNameCollisions(t *testing.T) {
 	}
 }
 
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
+var symlink = fixture.Symlink
 
-func agentMD(name string) string {
-	return "---\nname: " + name + "\ndescription: test agent " + name + "\n---\n\nYou review.\n"
-}
+var agentMD = fixture.AgentMD
 
 func mkfifo(t *testing.T, p string) {
 	t.Helper()

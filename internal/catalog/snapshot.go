@@ -63,16 +63,10 @@ func (s *Snapshot) Feed() *feed.Feed { return s.feed }
 
 // Skill returns the named skill. A skill's entry key is its folder name,
 // which is its name.
-func (s *Snapshot) Skill(name string) (*item.Skill, bool) {
-	sk := s.skillEntries[name].Published()
-	return sk, sk != nil
-}
+func (s *Snapshot) Skill(name string) (*item.Skill, bool) { return s.scanned.Skill(name) }
 
 // Agent returns the named sub-agent. An agent's entry key is its name.
-func (s *Snapshot) Agent(name string) (*item.Agent, bool) {
-	a := s.agentEntries[name].Published()
-	return a, a != nil
-}
+func (s *Snapshot) Agent(name string) (*item.Agent, bool) { return s.scanned.Agent(name) }
 
 // Counts are the figures of a snapshot that logs and metrics report.
 type Counts struct {

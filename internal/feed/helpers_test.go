@@ -1,11 +1,9 @@
 package feed
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/scan"
 )
 
@@ -15,19 +13,6 @@ type Tree struct {
 	PageSize             int
 }
 
-// scanned is a scan result as a feed's Source.
-type scanned struct{ r *scan.Result }
-
-func (s scanned) Skill(name string) (*item.Skill, bool) {
-	sk := s.r.SkillEntries[name].Published()
-	return sk, sk != nil
-}
-
-func (s scanned) Agent(name string) (*item.Agent, bool) {
-	a := s.r.AgentEntries[name].Published()
-	return a, a != nil
-}
-
 // scanTree scans src and returns its feed, as a snapshot's.
 func scanTree(t *testing.T, src Tree) *Feed {
 	t.Helper()
@@ -35,20 +20,10 @@ func scanTree(t *testing.T, src Tree) *Feed {
 	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	return New(Input{Generation: 1, Source: scanned{r}, Skills: r.Skills, Agents: r.Agents,
+	return New(Input{Generation: 1, Source: r, Skills: r.Skills, Agents: r.Agents,
 		AgentsConfigured: src.AgentsDir != "", PageSize: src.PageSize, Shared: NewSharedCache(DefaultCacheBytes)})
 }
 
-func writeFile(t *testing.T, path, data string, mode os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), mode); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeFile = fixture.WriteFile
 
-func skillMD(name string) string {
-	return "---\nname: " + name + "\ndescription: test skill " + name + "\n---\n\nBody.\n"
-}
+var skillMD = fixture.SkillMD

@@ -36,6 +36,30 @@ func (e *Entry[V]) Published() *item.Item[V] {
 	return e.Item
 }
 
+// entryScanner is what the scanners of both roots share: the scan's
+// inputs and the entry being filled.
+type entryScanner[V item.Version] struct {
+	scanBase
+	cur *Entry[V]
+}
+
+func newEntryScanner[V item.Version](base scanBase) entryScanner[V] {
+	return entryScanner[V]{scanBase: base, cur: &Entry[V]{Gen: base.generation}}
+}
+
+func (s *entryScanner[V]) problem(p skill.Problem) { s.cur.Problems = append(s.cur.Problems, p) }
+
+// finish keeps the last good versions of key from last (the previous
+// scan's entries of the root) and returns the entry, or nil when there is
+// nothing to keep.
+func (s *entryScanner[V]) finish(last map[string]*Entry[V], key string) *Entry[V] {
+	s.cur.keepLastGood(s.scanBase, last, key)
+	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
+		return nil
+	}
+	return s.cur
+}
+
 // keepLastGood carries the versions of the previous scan's entry key
 // whose sources failed this scan (see lastGood), with their blobs.
 func (e *Entry[V]) keepLastGood(b scanBase, prev map[string]*Entry[V], key string) {

@@ -60,6 +60,26 @@ type Result struct {
 	FileCacheHits, FileCacheMisses int
 }
 
+// Skill returns the named skill of the scan (a skill's entry key is its
+// name); r may be nil.
+func (r *Result) Skill(name string) (*item.Skill, bool) {
+	if r == nil {
+		return nil, false
+	}
+	sk := r.SkillEntries[name].Published()
+	return sk, sk != nil
+}
+
+// Agent returns the named sub-agent of the scan (an agent's entry key is
+// its name); r may be nil.
+func (r *Result) Agent(name string) (*item.Agent, bool) {
+	if r == nil {
+		return nil, false
+	}
+	a := r.AgentEntries[name].Published()
+	return a, a != nil
+}
+
 // Run scans the roots of in. Problems with individual items are data in
 // the entries; an error (wrapping ErrScanFailed) means the scan as a whole
 // failed (a root unreadable, ctx cancelled), and the cache is unchanged.
@@ -88,6 +108,9 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		scan: scanSkillEntry, item: (*SkillEntry).Published, name: func(s *item.Skill) string { return s.Name }}
 	agents := rootScan[*AgentEntry, *item.Agent]{kind: AgentsRoot, dir: in.AgentsDir,
 		scan: scanAgentEntry, item: (*AgentEntry).Published, name: func(a *item.Agent) string { return a.Name }}
+	if in.Prev != nil {
+		skills.last, agents.last = in.Prev.SkillEntries, in.Prev.AgentEntries
+	}
 	if partial {
 		// A partial scan starts from the previous entries; a root with no
 		// changed names has none changed.
@@ -172,8 +195,9 @@ type rootScan[E comparable, T comparable] struct {
 	changed   map[string]bool // nil: scan every entry; else a partial build
 	prev      map[string]E    // entries a partial build starts from
 	prevItems []T             // their items, sorted by name
-	scan      func(scanBase, entryJob) E
-	item      func(E) T // nil when the entry publishes nothing
+	scan      func(scanBase, map[string]E, entryJob) E
+	last      map[string]E // the previous scan's entries: where last good versions come from
+	item      func(E) T    // nil when the entry publishes nothing
 	name      func(T) string
 }
 
@@ -197,7 +221,7 @@ func (r rootScan[E, T]) run(ctx context.Context, cache *Cache, base func(*treeRo
 		b := base(t)
 		b.ec = cache.open(r.kind.String() + "/" + job.key)
 		defer b.ec.close()
-		return r.scan(b, job)
+		return r.scan(b, r.last, job)
 	})
 	if err != nil {
 		return rootResult[E, T]{}, fmt.Errorf("%w: %w", ErrScanFailed, err)

@@ -13,22 +13,15 @@ const agentExt = ".md"
 // agentScanner scans everything that claims one agent name:
 // agents/<name>.md (flat) and agents/<name>/<version>.md (versioned).
 type agentScanner struct {
-	scanBase
-	cur *AgentEntry
+	entryScanner[*item.AgentVersion]
 }
-
-func (s *agentScanner) problem(p skill.Problem) { s.cur.Problems = append(s.cur.Problems, p) }
 
 // scanAgentEntry scans the names that claim one agent into an entry, or
 // nil when there is nothing to keep.
-func scanAgentEntry(base scanBase, job entryJob) *AgentEntry {
-	s := &agentScanner{scanBase: base, cur: &AgentEntry{Gen: base.generation}}
+func scanAgentEntry(base scanBase, last map[string]*AgentEntry, job entryJob) *AgentEntry {
+	s := &agentScanner{newEntryScanner[*item.AgentVersion](base)}
 	s.cur.Item = s.scanClaims(job.key, s.t.lookupClaims(job))
-	s.cur.keepLastGood(s.scanBase, s.prevEntries(), job.key)
-	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
-		return nil
-	}
-	return s.cur
+	return s.finish(last, job.key)
 }
 
 // scanClaims reads the top-level entries that claim one agent name.
@@ -185,12 +178,4 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		}
 	}
 	return v
-}
-
-// prevEntries are the previous scan's agent entries; nil on the first.
-func (s *agentScanner) prevEntries() map[string]*AgentEntry {
-	if s.prev == nil {
-		return nil
-	}
-	return s.prev.AgentEntries
 }

@@ -42,24 +42,17 @@ func (s *scanBase) cachedRead(f *file, read func() ([]byte, error)) ([]byte, con
 
 // skillScanner scans one top-level entry of the skills root.
 type skillScanner struct {
-	scanBase
-	cur *SkillEntry
+	entryScanner[*item.SkillVersion]
 }
-
-func (s *skillScanner) problem(p skill.Problem) { s.cur.Problems = append(s.cur.Problems, p) }
 
 // scanSkillEntry scans one skill folder (job.claims holds it, or nothing
 // when it is gone) into an entry, or nil when there is nothing to keep.
-func scanSkillEntry(base scanBase, job entryJob) *SkillEntry {
-	s := &skillScanner{scanBase: base, cur: &SkillEntry{Gen: base.generation}}
+func scanSkillEntry(base scanBase, last map[string]*SkillEntry, job entryJob) *SkillEntry {
+	s := &skillScanner{newEntryScanner[*item.SkillVersion](base)}
 	if claims := s.t.lookupClaims(job); len(claims) > 0 {
 		s.cur.Item = s.scanEntry(claims[0])
 	}
-	s.cur.keepLastGood(s.scanBase, s.prevEntries(), job.key)
-	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
-		return nil
-	}
-	return s.cur
+	return s.finish(last, job.key)
 }
 
 // scanEntry reads one top-level entry of the skills root.
@@ -359,12 +352,4 @@ func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem 
 		}
 	}
 	return ps
-}
-
-// prevEntries are the previous scan's skill entries; nil on the first.
-func (s *skillScanner) prevEntries() map[string]*SkillEntry {
-	if s.prev == nil {
-		return nil
-	}
-	return s.prev.SkillEntries
 }

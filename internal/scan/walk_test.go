@@ -13,22 +13,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-func symlink(t *testing.T, target, link string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, link); err != nil {
-		t.Fatal(err)
-	}
-}
+var symlink = fixture.Symlink
 
-func agentMD(name string) string {
-	return "---\nname: " + name + "\ndescription: test agent " + name + "\n---\n\nYou review.\n"
-}
+var agentMD = fixture.AgentMD
 
 // TestLinksResolveEverywhere: the walker opens folders and files relative
 // to their parent's handle and never follows a link that way; every kind
