@@ -22,6 +22,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -249,29 +250,14 @@ func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 			c.log.Warn("scan problem", "path", p.Path, "rule", p.Rule, "severity", string(p.Severity), "message", p.Message)
 		}
 	}
-	if prev == nil || !snap.partial {
-		for name, e := range snap.skillEntries {
-			if prev == nil || prev.skillEntries[name] != e {
-				logNew(e.Problems)
-			}
-		}
-		for name, e := range snap.agentEntries {
-			if prev == nil || prev.agentEntries[name] != e {
-				logNew(e.Problems)
-			}
-		}
-	} else {
-		for _, name := range snap.rescannedSkills {
-			if e := snap.skillEntries[name]; e != nil && prev.skillEntries[name] != e {
-				logNew(e.Problems)
-			}
-		}
-		for _, name := range snap.rescannedAgents {
-			if e := snap.agentEntries[name]; e != nil && prev.agentEntries[name] != e {
-				logNew(e.Problems)
-			}
-		}
+	var prevSkills map[string]*scan.SkillEntry
+	var prevAgents map[string]*scan.AgentEntry
+	if prev != nil {
+		prevSkills, prevAgents = prev.skillEntries, prev.agentEntries
 	}
+	partial := prev != nil && snap.partial
+	logNewEntries(prevSkills, snap.skillEntries, snap.rescannedSkills, partial, logNew)
+	logNewEntries(prevAgents, snap.agentEntries, snap.rescannedAgents, partial, logNew)
 	for _, p := range snap.crossProblems {
 		if prev == nil || !slices.Contains(prev.crossProblems, p) {
 			logNew([]skill.Problem{p})
@@ -295,6 +281,25 @@ func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 		"retained_bytes", res.Retention.Bytes,
 		"duration", res.Duration,
 	)
+}
+
+// logNewEntries calls logNew with the problems of each entry of cur that
+// is not prev's (an entry reused whole was logged when it was scanned).
+// After a partial build only the rescanned entries can be new.
+func logNewEntries[V item.Version](prev, cur map[string]*scan.Entry[V], rescanned []string, partial bool, logNew func([]skill.Problem)) {
+	if !partial {
+		for name, e := range cur {
+			if prev[name] != e {
+				logNew(e.Problems)
+			}
+		}
+		return
+	}
+	for _, name := range rescanned {
+		if e := cur[name]; e != nil && prev[name] != e {
+			logNew(e.Problems)
+		}
+	}
 }
 
 // Retained returns the bytes with digest d that the artifact key served in

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -320,60 +322,63 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key ArtifactKey, d co
 		// Only the rescanned entries can differ.
 		skillNames, agentNames = slices.Values(cur.rescannedSkills), slices.Values(cur.rescannedAgents)
 	}
-	for name := range skillNames {
-		e := s.skillEntries[name]
-		if e == nil || e.Item == nil || cur.skillEntries[name] == e {
+	changedIn(s.skillEntries, cur.skillEntries, skillNames, skillFiles, fn)
+	changedIn(s.agentEntries, cur.agentEntries, agentNames, agentFiles, fn)
+}
+
+// changedIn calls fn with every artifact of the entries names of old that
+// cur does not serve with the same digest; files lists a version's.
+func changedIn[V item.Version](old, cur map[string]*scan.Entry[V], names iter.Seq[string], files func(V) []artifact, fn func(ArtifactKey, content.Digest)) {
+	for name := range names {
+		e := old[name]
+		if e == nil || e.Item == nil || cur[name] == e {
 			continue
 		}
-		curSkill, _ := cur.Skill(name)
+		now := cur[name].Published()
 		for _, v := range e.Item.Versions {
-			var cv *item.SkillVersion
-			if curSkill != nil {
-				cv, _ = curSkill.Version(v.Version)
-			}
-			if cv == v {
-				continue
-			}
-			same := func(file string, d content.Digest) bool {
-				if cv == nil {
-					return false
-				}
-				switch file {
-				case skill.FileName:
-					return cv.SkillMD == d
-				case feed.ArchiveFile:
-					return cv.Type == item.TypeArchive && cv.Archive == d
-				}
-				r, ok := cv.Resource(file)
-				return ok && r.Digest == d
-			}
-			emit := func(file string, d content.Digest) {
-				if !same(file, d) {
-					fn(ArtifactKey{Name: v.Name, Version: v.Version, File: file}, d)
+			var served map[ArtifactKey]content.Digest // what cur serves of this version
+			if now != nil {
+				if cv, ok := now.Version(v.Info().Version); ok {
+					if cv == v {
+						continue
+					}
+					served = map[ArtifactKey]content.Digest{}
+					for _, a := range files(cv) {
+						served[a.key] = a.digest
+					}
 				}
 			}
-			emit(skill.FileName, v.SkillMD)
-			if v.Type == item.TypeArchive {
-				emit(feed.ArchiveFile, v.Archive)
-			}
-			for _, res := range v.Resources {
-				emit(res.Path, res.Digest)
+			for _, a := range files(v) {
+				if d, ok := served[a.key]; !ok || d != a.digest {
+					fn(a.key, a.digest)
+				}
 			}
 		}
 	}
-	for name := range agentNames {
-		e := s.agentEntries[name]
-		if e == nil || e.Item == nil || cur.agentEntries[name] == e {
-			continue
-		}
-		curAgent, _ := cur.Agent(name)
-		for _, v := range e.Item.Versions {
-			if curAgent != nil {
-				if cv, ok := curAgent.Version(v.Version); ok && cv.Digest == v.Digest {
-					continue
-				}
-			}
-			fn(ArtifactKey{Agent: true, Name: v.Name, Version: v.Version}, v.Digest)
-		}
+}
+
+// artifact is one file a version serves at a pinned URL.
+type artifact struct {
+	key    ArtifactKey
+	digest content.Digest
+}
+
+// skillFiles are a skill version's SKILL.md, archive and resources.
+func skillFiles(v *item.SkillVersion) []artifact {
+	file := func(name string, d content.Digest) artifact {
+		return artifact{ArtifactKey{Name: v.Name, Version: v.Version, File: name}, d}
 	}
+	out := []artifact{file(skill.FileName, v.SkillMD)}
+	if v.Type == item.TypeArchive {
+		out = append(out, file(feed.ArchiveFile, v.Archive))
+	}
+	for _, r := range v.Resources {
+		out = append(out, file(r.Path, r.Digest))
+	}
+	return out
+}
+
+// agentFiles is a sub-agent version's agent-md file.
+func agentFiles(v *item.AgentVersion) []artifact {
+	return []artifact{{ArtifactKey{Agent: true, Name: v.Name, Version: v.Version}, v.Digest}}
 }
