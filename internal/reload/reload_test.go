@@ -298,6 +298,45 @@ func TestWatcherResumesOnARecreatedRoot(t *testing.T) {
 	}
 }
 
+// TestWatcherRewatchesARecreatedHolder: once SIGHUP (Rewatch) resumed the
+// watch after the folder holding the root was deleted and created again,
+// that new folder is watched, so the root deleted and created again later
+// is followed without another SIGHUP.
+func TestWatcherRewatchesARecreatedHolder(t *testing.T) {
+	base := t.TempDir()
+	holder := filepath.Join(base, "holder")
+	skills := filepath.Join(holder, "skills")
+	if err := os.MkdirAll(filepath.Join(skills, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec, w := watcher(t, Roots{Skills: skills})
+	if err := os.RemoveAll(holder); err != nil {
+		t.Fatal(err)
+	}
+	nextFull(t, rec)
+	if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.Rewatch(t.Context())
+	expectWatched(t, rec, filepath.Join(skills, "fresh"))
+
+	if err := os.RemoveAll(skills); err != nil {
+		t.Fatal(err)
+	}
+	nextFull(t, rec) // the root is gone when its watch is resolved again
+	if err := os.MkdirAll(filepath.Join(skills, "again"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expectWatched(t, rec, filepath.Join(skills, "again"))
+}
+
+// nextFull lets reloads finish until a full rescan has started.
+func nextFull(t *testing.T, rec *recorder) {
+	t.Helper()
+	for rec.next(t) != nil {
+	}
+}
+
 // expectWatched writes files into dir until a reload names dir's entry.
 // A write before the watch of dir is set misses; the full rescan asked
 // for when the watch was set comes next, so the next write is seen. When

@@ -179,10 +179,12 @@ func (w *Watcher) watchParents() {
 		}
 	}
 	for dir := range want {
-		if w.parents[dir] {
-			continue
-		}
+		// Added again even when watched: a folder deleted and created
+		// again (SIGHUP after rm -rf of the folder holding the root) is
+		// another folder, whose watch went with the old one. Adding a
+		// folder watched already changes nothing.
 		if err := w.fsw.Add(dir); err != nil {
+			delete(w.parents, dir)
 			w.log.Warn("cannot watch the folder holding a root; if the root is deleted and created again, SIGHUP resumes its watch", "path", dir, "error", err)
 			continue
 		}
@@ -219,7 +221,9 @@ func (w *Watcher) watchLinkDirs(root string) error {
 		if err != nil {
 			return nil // the rest does not exist yet; EvalSymlinks reports it
 		}
-		if info.Mode()&fs.ModeSymlink != 0 && !w.linkDirs[prefix] {
+		if info.Mode()&fs.ModeSymlink != 0 {
+			// Added again even when watched, as watchParents does: the
+			// folder may have been created again.
 			if err := w.fsw.Add(prefix); err != nil {
 				return fmt.Errorf("watch %s: %w", prefix, err)
 			}
