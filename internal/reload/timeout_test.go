@@ -20,8 +20,9 @@ type stuckTarget struct {
 	stuck   int // how many of the first reloads block
 	unblock chan struct{}
 
-	mu    sync.Mutex
-	calls int
+	mu      sync.Mutex
+	calls   int
+	updates int // calls of Update, the rest are full reloads
 }
 
 func (s *stuckTarget) Reload(context.Context) (*catalog.Snapshot, error) {
@@ -36,6 +37,9 @@ func (s *stuckTarget) Reload(context.Context) (*catalog.Snapshot, error) {
 }
 
 func (s *stuckTarget) Update(ctx context.Context, _ catalog.Changes) (*catalog.Snapshot, error) {
+	s.mu.Lock()
+	s.updates++
+	s.mu.Unlock()
 	return s.Reload(ctx)
 }
 
@@ -128,9 +132,77 @@ func TestAbandonedReloadsAreBounded(t *testing.T) {
 			t.Errorf("%d reloads started, want 2", started)
 		}
 		close(target.unblock)
+		synctest.Wait() // their return rescans on its own (TestAbandonedReloadReturningRescans)
+		if snap, err := r.ReloadNow(ctx); err != nil || snap.Generation < 3 {
+			t.Errorf("reload once the blocked ones returned: %v, %v; want generation 3 or later", snap, err)
+		}
+	})
+}
+
+// TestAbandonedReloadReturningRescans: the changes a reload carried are
+// not live once it was abandoned or refused. When a blocked reload returns
+// at last (the mount is back) and none has succeeded since, a full rescan
+// runs on its own: with the file watch alone, no other trigger may come.
+func TestAbandonedReloadReturningRescans(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		later bool // a second trigger arrives while the first is blocked, and is refused
+	}{
+		{"timed out", false},
+		{"refused while one was blocked", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				target := &stuckTarget{stuck: 1, unblock: make(chan struct{})}
+				r := New(target, slog.New(slog.DiscardHandler), Options{Timeout: time.Minute, MaxAbandoned: 1})
+				ctx, cancel := context.WithCancel(t.Context())
+				defer cancel()
+				go r.Run(ctx)
+				changes := &catalog.Changes{Skills: map[string]bool{"a": true}}
+				if _, err := r.Wait(ctx, r.Request(changes)); !errors.Is(err, ErrTimeout) {
+					t.Fatalf("stuck update: %v, want ErrTimeout", err)
+				}
+				if tt.later {
+					if _, err := r.Wait(ctx, r.Request(changes)); !errors.Is(err, ErrTooManyAbandoned) {
+						t.Fatalf("update while one is blocked: %v, want ErrTooManyAbandoned", err)
+					}
+				}
+				close(target.unblock)
+				synctest.Wait()
+				target.mu.Lock()
+				calls, updates := target.calls, target.updates
+				target.mu.Unlock()
+				if calls != 2 || updates != 1 {
+					t.Errorf("%d reloads ran, %d of them updates; want 2: the blocked update, then a full rescan once it returned", calls, updates)
+				}
+			})
+		})
+	}
+}
+
+// TestAbandonedReloadReturningAfterASuccessRescansNothing: when a later
+// reload succeeded, what the abandoned one carried is live; its return
+// starts nothing.
+func TestAbandonedReloadReturningAfterASuccessRescansNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		target := &stuckTarget{stuck: 1, unblock: make(chan struct{})}
+		r := New(target, slog.New(slog.DiscardHandler), Options{Timeout: time.Minute, MaxAbandoned: 4})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go r.Run(ctx)
+		if _, err := r.ReloadNow(ctx); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("stuck reload: %v, want ErrTimeout", err)
+		}
+		if _, err := r.ReloadNow(ctx); err != nil {
+			t.Fatalf("reload after the stuck one: %v", err)
+		}
+		close(target.unblock)
 		synctest.Wait()
-		if snap, err := r.ReloadNow(ctx); err != nil || snap.Generation != 3 {
-			t.Errorf("reload once the blocked ones returned: %v, %v; want generation 3", snap, err)
+		target.mu.Lock()
+		calls := target.calls
+		target.mu.Unlock()
+		if calls != 2 {
+			t.Errorf("%d reloads ran, want 2", calls)
 		}
 	})
 }
