@@ -196,7 +196,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		docCache = -1 // configured off
 	}
 	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes,
-		DocumentCacheBytes: docCache, OnReload: m.ObserveReload})
+		DocumentCacheBytes: docCache, OnReload: m.ObserveReload, OnRetention: m.ObserveRetention})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
 		BaseURL:         cfg.BaseURL,
