@@ -331,6 +331,23 @@ func TestWatcherRewatchesARecreatedHolder(t *testing.T) {
 	expectWatched(t, rec, filepath.Join(skills, "again"))
 }
 
+// TestRewatchAddsTheTreeAgain: a root deleted and created again often
+// gets the old one's inode, so no stat tells the new folder from the old
+// one, whose watch went with it; Rewatch (SIGHUP) must watch the tree
+// anyway. Here the watch is removed by hand and the folder stays the same.
+func TestRewatchAddsTheTreeAgain(t *testing.T) {
+	skills := t.TempDir()
+	rec, w := watcher(t, Roots{Skills: skills})
+	if err := w.fsw.Remove(skills); err != nil {
+		t.Fatal(err)
+	}
+	w.Rewatch(t.Context())
+	if err := os.Mkdir(filepath.Join(skills, "new"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	expectWatched(t, rec, filepath.Join(skills, "new"))
+}
+
 // nextFull lets reloads finish until a full rescan has started.
 func nextFull(t *testing.T, rec *recorder) {
 	t.Helper()
