@@ -194,15 +194,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		DocumentCacheBytes: docCache, OnReload: m.ObserveReload})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
-		BaseURL:         cfg.BaseURL,
-		TrustProxy:      cfg.TrustProxy,
-		AllowedHosts:    cfg.AllowedHosts,
-		CORSAllowOrigin: cfg.CORSAllowOrigin,
-		Build:           buildInfo(),
-		AdminToken:      cfg.AdminToken,
-		Reloader:        reloader,
-		Observer:        m,
-		ReadBodyTimeout: cfg.ReadBodyTO,
+		BaseURL:           cfg.BaseURL,
+		TrustProxy:        cfg.TrustProxy,
+		AllowedHosts:      cfg.AllowedHosts,
+		CORSAllowOrigin:   cfg.CORSAllowOrigin,
+		Build:             buildInfo(),
+		AdminToken:        cfg.AdminToken,
+		Reloader:          reloader,
+		Observer:          m,
+		ReadBodyTimeout:   cfg.ReadBodyTO,
+		WriteStallTimeout: cfg.WriteStallTO,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()

@@ -73,6 +73,9 @@ type Options struct {
 	Metrics http.Handler
 	// ReadBodyTimeout bounds the time to read a request body; 0 does not.
 	ReadBodyTimeout time.Duration
+	// WriteStallTimeout closes the connection of a response that makes no
+	// progress this long (its client reads nothing); 0 does not.
+	WriteStallTimeout time.Duration
 }
 
 // Observer records request metrics (metrics.Metrics).
@@ -96,7 +99,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.parseQuery)
+	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})
