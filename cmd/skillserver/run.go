@@ -238,7 +238,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// Scrapers are few: a small cap of its own, within the headroom
 		// maxConnections leaves.
 		metricsLimits := limits
-		metricsLimits.MaxConns = metricsMaxConns
+		metricsLimits.MaxConns = min(metricsMaxConns, limits.MaxConns)
 		metricsServer, mln := httpapi.NewHTTPServer(mux, mln, metricsLimits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 		go func() { serveErr <- metricsServer.Serve(mln) }()
 		defer metricsServer.Close()
@@ -330,10 +330,24 @@ func maxConnections(configured int) int {
 		return configured
 	}
 	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > autoMaxConns+fdHeadroom {
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
 		return autoMaxConns
 	}
-	return max(int(rl.Cur)-fdHeadroom, metricsMaxConns)
+	return autoMaxConnections(rl.Cur)
+}
+
+// autoMaxConnections is the cap for an open-file limit of nofile: the
+// limit less fdHeadroom, at most autoMaxConns, and under a limit so small
+// that this leaves less than a quarter of it, a quarter. The process
+// holds about a dozen descriptors before any client: a floor of
+// metricsMaxConns under `ulimit -n 24` let accept run out of them, and
+// then no client was answered.
+func autoMaxConnections(nofile uint64) int {
+	if nofile > autoMaxConns+fdHeadroom {
+		return autoMaxConns
+	}
+	n := int(nofile)
+	return max(n-fdHeadroom, n/4, 1)
 }
 
 // shutdown drains in-flight requests for at most timeout, then closes what
