@@ -304,6 +304,8 @@ func TestBaseURLFromRequest(t *testing.T) {
 		{"ipv6 literal", false, "[::1]:8080", nil, "http://[::1]:8080/api/v1/"},
 		{"ipv6 without port", false, "[2001:db8::1]", nil, "http://[2001:db8::1]/api/v1/"},
 		{"trailing label digits", false, "a-1.b2", nil, "http://a-1.b2/api/v1/"},
+		{"fully qualified", false, "skills.example.com.:8080", nil, "http://skills.example.com.:8080/api/v1/"},
+		{"only the root", false, ".", nil, ""},
 		{"no host: the local address", false, "", nil, "http://127.0.0.1:4321/api/v1/"},
 		{"port out of range", false, "127.0.0.1:99999", nil, ""},
 		{"port zero", false, "a.test:0", nil, ""},

@@ -148,7 +148,8 @@ func routingPath(r *http.Request) string {
 }
 
 // validHost reports whether host may go into a base URL: a DNS name
-// (labels of letters, digits and inner hyphens) or an IP literal, with an
+// (labels of letters, digits and inner hyphens, and an optional final
+// dot) or an IP literal, with an
 // optional port 1-65535. Anything else in Host is refused, since it would
 // end up in every absolute URL of the response.
 func validHost(host string) bool {
@@ -167,7 +168,9 @@ func validHost(host string) bool {
 	if name == "" || len(name) > 253 {
 		return false
 	}
-	for _, label := range strings.Split(name, ".") {
+	// A fully qualified name ends in the root's empty label, as in
+	// "skills.example.com.": clients send what they were given.
+	for _, label := range strings.Split(strings.TrimSuffix(name, "."), ".") {
 		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
