@@ -265,10 +265,24 @@ func bodyDeadline(timeout time.Duration) func(http.Handler) http.Handler {
 					tc.l.setPhase(tc, phaseServing)
 				}
 			}}
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				// No GET route reads a body, and net/http would read
+				// the first unreadBodyBytes of it before the answer's
+				// headers anyway. Read it here, under the deadline: a
+				// body nobody reads never ends, and a download sent
+				// with one (an empty chunked body) counted as still
+				// arriving, so it could be evicted half-way.
+				_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, unreadBodyBytes))
+			}
 			next.ServeHTTP(w, r)
 		})
 	}
 }
+
+// unreadBodyBytes is how much of a body its handler left unread net/http
+// reads before answering (its maxPostHandlerReadBytes); past it, it
+// closes the connection after the answer.
+const unreadBodyBytes = 256 << 10
 
 // deadlineBody calls done once, when the body has been read to its end.
 type deadlineBody struct {
