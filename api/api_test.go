@@ -240,7 +240,7 @@ func TestExamplesAreCanonical(t *testing.T) {
 }
 
 // a2aSchema is the A2A protocol's own JSON Schema at v0.3.0 (draft-07),
-// copied unchanged from ../shared/reference (see reference/README.md).
+// copied unchanged from the A2A project (see reference/README.md).
 const a2aSchema = "reference/a2a-v0.3.0.schema.json"
 
 // a2aAgentCard compiles #/definitions/AgentCard of the A2A schema.

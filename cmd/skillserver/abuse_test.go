@@ -62,18 +62,8 @@ func startChild(t *testing.T, nofile string, args ...string) string {
 	if url == "" {
 		t.Fatal("the server process ended before it listened")
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if resp, err := http.Get(url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server process is not ready in time")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 30*time.Second, "the server process is ready", func() error { return readyz(url) })
+	return url
 }
 
 // attack holds n connections to addr open, each sending prefix and then
@@ -192,5 +182,36 @@ func TestAutoMaxConnections(t *testing.T) {
 		if metrics := min(metricsMaxConns, got); tt.nofile >= 2*baseFDs && uint64(got+metrics+baseFDs) > tt.nofile {
 			t.Errorf("open-file limit %d: %d connections and %d for metrics leave no room for the process", tt.nofile, got, metrics)
 		}
+	}
+}
+
+// TestRequestLimitsAreConfigured: max_header_bytes and max_ranges reach
+// the listener and the artifact handlers.
+func TestRequestLimitsAreConfigured(t *testing.T) {
+	skills, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skills, "--agents", agents, "--max-header-bytes", "2048", "--max-ranges", "2")
+	const path = "/api/v1/skills/code-review/1.0.0/SKILL.md"
+	do := func(header, value string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set(header, value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := do("X-Padding", strings.Repeat("a", 16<<10)); resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("16 KiB of headers with max_header_bytes 2048 (net/http allows 4 KiB of slack): status %d, want 431", resp.StatusCode)
+	}
+	if resp := do("Range", "bytes=0-0,2-2"); resp.StatusCode != http.StatusPartialContent {
+		t.Errorf("two ranges with max_ranges 2: status %d, want 206", resp.StatusCode)
+	}
+	if resp := do("Range", "bytes=0-0,2-2,4-4"); resp.StatusCode != http.StatusOK {
+		t.Errorf("three ranges with max_ranges 2: status %d, want 200 with the whole body", resp.StatusCode)
 	}
 }

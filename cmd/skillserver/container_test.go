@@ -184,21 +184,17 @@ func (p podman) start(image string, volumes ...string) container {
 	}
 	c.url = "http://" + hostPort
 
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(c.url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
-			}
+	eventually(t, 60*time.Second, "container "+c.name+" is ready", func() error {
+		err := readyz(c.url)
+		if err == nil {
+			return nil
 		}
 		if state := strings.TrimSpace(p.run("inspect", "--format", "{{.State.Status}}", c.name)); state != "running" {
 			logs, _ := p.logs(c.name)
 			t.Fatalf("container %s is %s before it was ready:\n%s", c.name, state, logs)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("container %s not ready at %s/readyz within 60s", c.name, c.url)
+		return err
+	})
 	return c
 }
 

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -43,8 +42,6 @@ type testServer struct {
 	done   chan int
 }
 
-var listenRE = regexp.MustCompile(`"msg":"listening","addr":"([^"]+)"`)
-
 // startServer runs `skillserver serve` with args (plus --listen
 // 127.0.0.1:0 and JSON logs) and waits until /readyz answers 200.
 func startServer(t *testing.T, args ...string) *testServer {
@@ -55,35 +52,22 @@ func startServer(t *testing.T, args ...string) *testServer {
 // startServerEnv is startServer with environment variables.
 func startServerEnv(t *testing.T, env map[string]string, args ...string) *testServer {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), readyKey{}, func(addr string) { ready <- addr }))
 	ts := &testServer{Stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
 	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...)
 	go func() { ts.done <- run(ctx, full, func(k string) string { return env[k] }, io.Discard, ts.Stderr) }()
 	t.Cleanup(func() { ts.Stop(t) })
 
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case code := <-ts.done:
-			t.Fatalf("server exited with %d before it was ready:\n%s", code, ts.Stderr)
-		default:
-		}
-		if ts.URL == "" {
-			if m := listenRE.FindStringSubmatch(ts.Stderr.String()); m != nil {
-				ts.URL = "http://" + m[1]
-			}
-		}
-		if ts.URL != "" {
-			if resp, err := http.Get(ts.URL + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return ts
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case addr := <-ready:
+		ts.URL = "http://" + addr
+		return ts
+	case code := <-ts.done:
+		t.Fatalf("server exited with %d before it was ready:\n%s", code, ts.Stderr)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server not ready in 30s:\n%s", ts.Stderr)
 	}
-	t.Fatalf("server not ready in time:\n%s", ts.Stderr)
 	return nil
 }
 

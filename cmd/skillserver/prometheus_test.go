@@ -143,6 +143,9 @@ func TestPrometheusScrape(t *testing.T) {
 	if r, _ := ts.get(t, "/no/such/path"); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("/no/such/path: status %d", r.StatusCode)
 	}
+	if r, _ := ts.get(t, "/readyz"); r.StatusCode != http.StatusOK {
+		t.Fatalf("/readyz: status %d", r.StatusCode)
+	}
 
 	// promtool lints the exposition (names, units, HELP, counter
 	// suffixes). It reports nothing today, Go and process collectors
@@ -201,21 +204,15 @@ scrape_configs:
 
 	// Poll until Prometheus has scraped the server and evaluated the
 	// rules, or 60s have passed; report what was still missing.
-	var missing []string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		missing = promMissing(promURL)
-		if len(missing) == 0 || time.Now().After(deadline) {
-			break
-		}
+	eventually(t, 60*time.Second, "Prometheus at "+promURL+" scrapes "+target+" and evaluates the rules", func() error {
 		if cmd.ProcessState != nil {
 			t.Fatalf("prometheus exited: %s", cmd.ProcessState)
 		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	if len(missing) > 0 {
-		t.Fatalf("after 60s, Prometheus at %s scraping %s still lacks:\n  %s", promURL, target, strings.Join(missing, "\n  "))
-	}
+		if missing := promMissing(promURL); len(missing) > 0 {
+			return fmt.Errorf("still lacks:\n  %s", strings.Join(missing, "\n  "))
+		}
+		return nil
+	})
 
 	// Every route label is a pattern. Only the requests above and
 	// Prometheus's own scrapes have happened, so this is the whole set.

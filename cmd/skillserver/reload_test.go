@@ -199,14 +199,12 @@ func TestSIGHUPReloads(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if r, body := ts.get(t, "/api/v1/skills/hup-skill"); r.StatusCode == http.StatusOK && bytes.Contains(body, []byte("hup-skill")) {
-			return
+	eventually(t, 20*time.Second, "SIGHUP publishes the new skill", func() error {
+		if r, body := ts.get(t, "/api/v1/skills/hup-skill"); r.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hup-skill")) {
+			return fmt.Errorf("status %d", r.StatusCode)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("SIGHUP did not publish the new skill")
+		return nil
+	})
 }
 
 // TestWatchPublishesChanges: with the watch on (the default), a new skill
@@ -215,14 +213,7 @@ func TestWatchPublishesChanges(t *testing.T) {
 	skills := fixture.CopyTree(t, "../../testdata/skills")
 	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
 	mustWrite(t, filepath.Join(skills, "watched", "SKILL.md"), skillDoc("watched", ""))
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if r, _ := ts.get(t, "/api/v1/skills/watched"); r.StatusCode == http.StatusOK {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("the file watch did not publish the new skill")
+	waitForSkill(t, ts, "watched", "the file watch")
 }
 
 // TestWatchFollowsLinks: a skill that publishes a file through a symlink
@@ -246,31 +237,24 @@ func TestWatchFollowsLinks(t *testing.T) {
 		{filepath.Join(skills, ".team", "style.md"), "style.md", "style v2\n"},
 	} {
 		mustWrite(t, c.file, c.want)
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			resp, body := ts.get(t, "/.well-known/skills/user/"+c.path)
-			if resp.StatusCode == http.StatusOK && string(body) == c.want {
-				break
+		eventually(t, 20*time.Second, "user/"+c.path+" follows its link target", func() error {
+			if resp, body := ts.get(t, "/.well-known/skills/user/"+c.path); resp.StatusCode != http.StatusOK || string(body) != c.want {
+				return fmt.Errorf("still serves %q (%d)", body, resp.StatusCode)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("user/%s still serves %q (%d) after its link target changed", c.path, body, resp.StatusCode)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 }
 
-// waitForSkill polls until name is published or 20s have passed.
+// waitForSkill waits until name is published, for at most 20s.
 func waitForSkill(t *testing.T, ts *testServer, name, why string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if r, _ := ts.get(t, "/api/v1/skills/"+name); r.StatusCode == http.StatusOK {
-			return
+	eventually(t, 20*time.Second, why+" publishes skill "+name, func() error {
+		if r, _ := ts.get(t, "/api/v1/skills/"+name); r.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", r.StatusCode)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s: skill %s not published in 20s", why, name)
+		return nil
+	})
 }
 
 // TestWatchSurvivesARecreatedRoot: `rm -rf skills && cp -r new skills`

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
@@ -53,7 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "serve":
 		err = serve(ctx, rest, getenv, stdout, stderr)
 	case "validate":
-		return validate(ctx, rest, getenv, stdout, stderr)
+		err = validate(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, version)
 		return exitOK
@@ -69,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
 		return exitOK // the usage went to stdout
+	case errors.Is(err, errInvalidTree):
+		return exitFailure // validate has printed the problems and the counts
 	case err != nil:
 		fmt.Fprintf(stderr, "skillserver %s: %v\n", cmd, err)
 		if errors.Is(err, config.ErrUsage) {
@@ -82,7 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 // loadConfig parses a command's flags and loads its configuration. For
 // -h or --help it prints the command's usage to stdout and returns
 // pflag.ErrHelp.
-func loadConfig(name string, args []string, getenv func(string) string, stdout, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, *pflag.FlagSet, error) {
+func loadConfig(name string, args []string, getenv func(string) string, stdout, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, error) {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -93,15 +94,14 @@ func loadConfig(name string, args []string, getenv func(string) string, stdout, 
 		extra(fs)
 	}
 	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
-		return nil, nil, err
+		return nil, err
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", config.ErrUsage, err)
+		return nil, fmt.Errorf("%w: %w", config.ErrUsage, err)
 	}
 	if fs.NArg() > 0 {
-		return nil, nil, fmt.Errorf("%w: unexpected arguments %q", config.ErrUsage, fs.Args())
+		return nil, fmt.Errorf("%w: unexpected arguments %q", config.ErrUsage, fs.Args())
 	}
-	cfg, err := config.Load(fs, getenv)
-	return cfg, fs, err
+	return config.Load(fs, getenv)
 }
 
 // source turns the configured directories into a catalog.Source: a missing
@@ -162,9 +162,14 @@ func buildInfo() httpapi.BuildInfo {
 	return httpapi.BuildInfo{Version: version, Commit: commit, BuildDate: buildDate, GoVersion: runtime.Version()}
 }
 
+// readyKey carries, in serve's context, a function told the listener's
+// address once /readyz answers 200: how an in-process caller (the tests)
+// learns what serve otherwise only logs.
+type readyKey struct{}
+
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, _, err := loadConfig("serve", args, getenv, stdout, stderr, config.Names(), nil)
+	cfg, err := loadConfig("serve", args, getenv, stdout, stderr, config.Names(), nil)
 	if err != nil {
 		return err
 	}
@@ -204,6 +209,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Observer:          m,
 		ReadBodyTimeout:   cfg.ReadBodyTO,
 		WriteStallTimeout: cfg.WriteStallTO,
+		MaxRanges:         cfg.MaxRanges,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
@@ -218,6 +224,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxConns:          maxConnections(cfg.MaxConnections),
 		ReadHeaderTimeout: cfg.ReadHeaderTO,
 		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		Evicted:           m.ObserveEviction,
 	}
 	httpServer, ln := httpapi.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
@@ -288,6 +295,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	go reloader.Run(runCtx)
 	api.SetReady(true)
+	if ready, ok := ctx.Value(readyKey{}).(func(addr string)); ok {
+		ready(ln.Addr().String())
+	}
 
 	var rescan <-chan time.Time
 	if cfg.RescanInterval > 0 {
@@ -310,7 +320,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 				// Keep answering while load balancers notice /readyz is 503.
 				time.Sleep(cfg.ShutdownDelay)
 			}
-			return shutdown(httpServer, cfg.ShutdownTimeout, log)
+			shutdown(httpServer, cfg.ShutdownTimeout, log)
+			return nil
 		}
 	}
 }
@@ -329,11 +340,11 @@ func maxConnections(configured int) int {
 	if configured > 0 {
 		return configured
 	}
-	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+	limit, ok := openFileLimit()
+	if !ok {
 		return autoMaxConns
 	}
-	return autoMaxConnections(rl.Cur)
+	return autoMaxConnections(limit)
 }
 
 // autoMaxConnections is the cap for an open-file limit of nofile: the
@@ -352,44 +363,39 @@ func autoMaxConnections(nofile uint64) int {
 
 // shutdown drains in-flight requests for at most timeout, then closes what
 // is left.
-func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) error {
+func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Warn("shutdown deadline passed; closing connections", "error", err)
 		_ = srv.Close()
 	}
-	return nil
 }
 
+// errInvalidTree is validate's answer for a tree with errors, once it has
+// printed them.
+var errInvalidTree = errors.New("the tree has errors")
+
 // validate scans exactly what serve would and reports every problem.
-func validate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func validate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var format string
-	cfg, _, err := loadConfig("validate", args, getenv, stdout, stderr,
+	cfg, err := loadConfig("validate", args, getenv, stdout, stderr,
 		[]string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes",
 			"max_frontmatter_bytes", "max_frontmatter_keys", "max_list_items", "max_value_chars", "max_tag_chars"},
 		func(fs *pflag.FlagSet) { fs.StringVar(&format, "format", "text", "output format: text or json") })
 	if err == nil && format != "text" && format != "json" {
 		err = fmt.Errorf("%w: --format %q: must be text or json", config.ErrUsage, format)
 	}
-	if errors.Is(err, pflag.ErrHelp) {
-		return exitOK
-	}
-	var src catalog.Source
-	if err == nil {
-		src, err = source(cfg)
-	}
 	if err != nil {
-		fmt.Fprintf(stderr, "skillserver validate: %v\n", err)
-		if errors.Is(err, config.ErrUsage) {
-			return exitUsage
-		}
-		return exitFailure
+		return err
+	}
+	src, err := source(cfg)
+	if err != nil {
+		return err
 	}
 	snap, err := catalog.Build(ctx, src, 1)
 	if err != nil {
-		fmt.Fprintf(stderr, "skillserver validate: %v\n", err)
-		return exitFailure
+		return err
 	}
 	problems := snap.Problems
 	if problems == nil {
@@ -408,16 +414,16 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 	fmt.Fprintf(stderr, "%d skills (%d versions) and %d sub-agents (%d versions) valid; %d errors, %d warnings\n",
 		len(snap.Skills), snap.VersionCount(), len(snap.Agents), snap.AgentVersionCount(), errs, len(problems)-errs)
 	if errs > 0 {
-		return exitFailure
+		return errInvalidTree
 	}
-	return exitOK
+	return nil
 }
 
 // healthcheck exits 0 when /readyz answers 200; it is the container
 // image's HEALTHCHECK, since a scratch image has no curl.
 func healthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	var target string
-	cfg, _, err := loadConfig("healthcheck", args, getenv, stdout, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
+	cfg, err := loadConfig("healthcheck", args, getenv, stdout, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
 		fs.StringVar(&target, "url", "", "readiness URL (default: http://127.0.0.1:<port of the listen setting>/readyz)")
 	})
 	if err != nil {

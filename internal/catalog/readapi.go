@@ -249,11 +249,17 @@ func (s *Snapshot) CheckUpdate(name, current string, digest content.Digest) Upda
 	}
 	latest := sk.Latest
 	c.Known, c.LatestVersion, c.LatestDigest = true, latest.Version, latest.Digest().String()
-	switch cmp := comparePrecedence(parseVersionKey(latest.Version), parseVersionKey(current)); {
+	lk, ck := parseVersionKey(latest.Version), parseVersionKey(current)
+	switch cmp := comparePrecedence(lk, ck); {
 	case cmp != 0:
 		c.HasUpdate = cmp > 0
 	case digest != "":
 		c.HasUpdate = digest != latest.Digest()
+	case lk.sv != nil && ck.sv != nil:
+		// Spellings of one version (1.0, v1.0.0) are not an update;
+		// build metadata is what tells undeclared versions
+		// (0.0.0+<digest prefix>) apart, so a different one is.
+		c.HasUpdate = lk.sv.Metadata() != ck.sv.Metadata()
 	default:
 		c.HasUpdate = current != latest.Version
 	}

@@ -95,14 +95,14 @@ type stat struct {
 func (s stat) isDir() bool          { return s.mode.IsDir() }
 func (s stat) isRegular() bool      { return s.mode.IsRegular() }
 func (s stat) isSymlink() bool      { return s.mode&fs.ModeSymlink != 0 }
-func (s stat) sameFile(o stat) bool { return s.dev == o.dev && s.ino == o.ino }
+func (s stat) sameFile(o stat) bool { return s.ino != 0 && s.dev == o.dev && s.ino == o.ino }
 func (s stat) executable() bool     { return s.mode&0o111 != 0 }
 func (s stat) modNanos() int64      { return s.modTime.UnixNano() }
 
 // dir is an open folder of the root.
 type dir struct {
 	path string   // relative to the root; "." is the root
-	fd   int      // the folder's handle
+	fd   handle   // the folder's handle
 	file *os.File // owns fd when the folder was opened through the root
 }
 
@@ -217,7 +217,7 @@ func (t *treeRoot) openThroughRoot(p string) (*dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dir{path: p, fd: int(f.Fd()), file: f}, nil
+	return &dir{path: p, fd: handleOf(t.root, p, f), file: f}, nil
 }
 
 // openInRoot opens p through the root (which adds O_NOFOLLOW and

@@ -5,6 +5,7 @@ package catalog
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 	"time"
 
@@ -21,6 +22,12 @@ func retry(call func() error) error {
 		}
 	}
 }
+
+// handle is an open folder's descriptor.
+type handle = int
+
+// handleOf is the descriptor of f, the folder p of root.
+func handleOf(_ *os.Root, _ string, f *os.File) handle { return int(f.Fd()) }
 
 func lstatAt(dirfd int, name string) (stat, error) {
 	var st unix.Stat_t

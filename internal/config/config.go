@@ -62,6 +62,8 @@ type Config struct {
 	ReadBodyTO      time.Duration `mapstructure:"read_body_timeout"`
 	IdleTimeout     time.Duration `mapstructure:"idle_timeout"`
 	WriteStallTO    time.Duration `mapstructure:"write_stall_timeout"`
+	MaxHeaderBytes  int           `mapstructure:"max_header_bytes"`
+	MaxRanges       int           `mapstructure:"max_ranges"`
 
 	// Front matter limits, per SKILL.md or agent-md file.
 	MaxFrontmatterBytes int `mapstructure:"max_frontmatter_bytes"`
@@ -124,6 +126,8 @@ var Keys = []Key{
 	{Name: "read_body_timeout", Flag: "read-body-timeout", Default: 30 * time.Second, Help: "how long a client may take to send a request body (check-updates, reload) once the headers are in; then the connection is closed. Responses are bounded by write_stall_timeout"},
 	{Name: "write_stall_timeout", Flag: "write-stall-timeout", Default: 30 * time.Second, Help: "how long a response may make no progress before its connection is closed: its client stopped reading, or takes in less than the kernel wakes a writer for (about a third of the socket send buffer, at most about 1.3 MiB on Linux: 45 KB/s at 30s). A download that keeps reading faster is not cut, however long it takes. 0 disables"},
 	{Name: "idle_timeout", Flag: "idle-timeout", Default: 60 * time.Second, Help: "how long a keep-alive connection may wait for its next request"},
+	{Name: "max_header_bytes", Flag: "max-header-bytes", Default: 64 << 10, Help: "largest request line plus headers, in bytes; larger requests get 431"},
+	{Name: "max_ranges", Flag: "max-ranges", Default: 16, Help: "most ranges one Range header may name; with more the whole body is sent (200) instead of a multipart answer (0: no limit)"},
 	{Name: "shutdown_delay", Flag: "shutdown-delay", Default: time.Duration(0), Help: "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 so load balancers stop sending traffic, then drain (e.g. 5s behind Kubernetes)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 }
@@ -301,6 +305,12 @@ func (c *Config) validate() error {
 	}
 	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 || c.DocCacheBytes < 0 || c.WriteStallTO < 0 {
 		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes, document_cache_max_bytes, shutdown_delay and write_stall_timeout must not be negative"))
+	}
+	if c.MaxHeaderBytes < 1<<10 {
+		errs = append(errs, fmt.Errorf("max_header_bytes %d: must be at least 1024", c.MaxHeaderBytes))
+	}
+	if c.MaxRanges < 0 {
+		errs = append(errs, fmt.Errorf("max_ranges %d: must not be negative (0: no limit)", c.MaxRanges))
 	}
 	if c.MaxConnections < 0 {
 		errs = append(errs, fmt.Errorf("max_connections %d: must not be negative (0 picks one from the open-file limit)", c.MaxConnections))

@@ -58,7 +58,8 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		if r.Context().Err() != nil {
 			return // the client went away; observe logs statusClientClosed
 		}
-		s.log.ErrorContext(r.Context(), "admin reload failed", "error", err)
+		// The catalogue or the reloader logged the failure where it
+		// happened; the request line logs the 503.
 		s.fail(w, r, errReloadFailed)
 		return
 	}

@@ -24,6 +24,9 @@ type ConnLimits struct {
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long.
 	IdleTimeout time.Duration
+	// MaxHeaderBytes bounds the request line and headers (net/http
+	// answers 431 past it).
+	MaxHeaderBytes int
 	// Evicted, if set, is called for every connection evicted at the cap.
 	Evicted func()
 }
@@ -36,7 +39,7 @@ func NewHTTPServer(h http.Handler, ln net.Listener, l ConnLimits, errLog *log.Lo
 		Handler:           h,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		IdleTimeout:       l.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
 		ErrorLog:          errLog,
 	}
 	if l.MaxConns <= 0 {

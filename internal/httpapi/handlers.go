@@ -105,7 +105,7 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			}
 		}
 		h.Set("ETag", digest.ETag())
-		serveBytes(w, r, body)
+		s.serveBytes(w, r, body)
 	}
 }
 
@@ -232,7 +232,7 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("ETag", d.ETag())
 	setArtifactSecurity(h)
-	serveBytes(w, r, b)
+	s.serveBytes(w, r, b)
 }
 
 // serveArtifact writes an artifact. A `digest` query parameter pins the
@@ -275,7 +275,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	h.Set("Content-Type", a.contentType)
 	h.Set("ETag", a.digest.ETag())
 	setArtifactSecurity(h)
-	serveBytes(w, r, body)
+	s.serveBytes(w, r, body)
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding allows gzip.
@@ -303,9 +303,9 @@ func setArtifactSecurity(h http.Header) {
 
 // serveBytes answers with b under http.ServeContent's semantics
 // (If-None-Match, Range, HEAD), its error statuses as JSON.
-func serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
+func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 	if h := r.Header.Get("Range"); h != "" {
-		if fixed := rangeHeader(h, len(b)); fixed != h {
+		if fixed := rangeHeader(h, len(b), s.opts.MaxRanges); fixed != h {
 			r2 := *r
 			r2.Header = r.Header.Clone()
 			if fixed == "" {
@@ -319,25 +319,23 @@ func serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, size: len(b)}, r, "", time.Time{}, bytes.NewReader(b))
 }
 
-// maxRanges is the most ranges one request may ask for. Every part of a
-// multipart/byteranges answer carries its own headers, so hundreds of
-// one-byte ranges made a body 100 times the file; past the limit the
-// whole file is sent (RFC 9110 lets a server ignore Range).
-const maxRanges = 16
-
 // rangeHeader is the Range header h as http.ServeContent should see it
-// for a body of size bytes: "" to ignore it (more than maxRanges ranges),
+// for a body of size bytes: "" to ignore it (more than maxRanges ranges:
+// every part of a multipart/byteranges answer carries its own headers, so
+// hundreds of one-byte ranges made a body 100 times the file, and RFC 9110
+// lets a server ignore Range; maxRanges <= 0 allows any number),
 // and without zero-length suffix ranges ("-0", or any suffix range of an
 // empty body), which are unsatisfiable (RFC 9110 §14.1.1) but
-// ServeContent answered with a 206 and a malformed Content-Range. When only those were asked for, it names a range past
-// the end, so ServeContent answers 416 after its precondition checks.
-func rangeHeader(h string, size int) string {
+// ServeContent answered with a 206 and a malformed Content-Range. When
+// only those were asked for, it names a range past the end, so
+// ServeContent answers 416 after its precondition checks.
+func rangeHeader(h string, size, maxRanges int) string {
 	specs, ok := strings.CutPrefix(h, "bytes=")
 	if !ok {
 		return h // ServeContent rejects or ignores it itself
 	}
 	parts := strings.Split(specs, ",")
-	if len(parts) > maxRanges {
+	if maxRanges > 0 && len(parts) > maxRanges {
 		return ""
 	}
 	kept := parts[:0]

@@ -143,7 +143,8 @@ func TestEmptyCatalogIsAnEmptyList(t *testing.T) {
 }
 
 func TestArtifactSemantics(t *testing.T) {
-	s, snap := newTestServer(t, Options{BaseURL: testBase})
+	const maxRanges = 16 // max_ranges' default
+	s, snap := newTestServer(t, Options{BaseURL: testBase, MaxRanges: maxRanges})
 	k8s, _ := snap.Skill("k8s-deploy")
 	v := k8s.Latest
 	zipBytes, _ := snap.Store.Get(v.Archive)
@@ -647,7 +648,7 @@ func TestEmptyBodySuffixRange(t *testing.T) {
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set("Range", rng)
-		serveBytes(w, r, nil)
+		(&Server{}).serveBytes(w, r, nil)
 		if w.Code != http.StatusOK || w.Header().Get("Content-Range") != "" || w.Body.Len() != 0 {
 			t.Errorf("Range %q on an empty body: %d, Content-Range %q, %d bytes; want a 200 without one",
 				rng, w.Code, w.Header().Get("Content-Range"), w.Body.Len())

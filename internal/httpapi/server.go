@@ -76,6 +76,9 @@ type Options struct {
 	// WriteStallTimeout closes the connection of a response that makes no
 	// progress this long (its client reads nothing); 0 does not.
 	WriteStallTimeout time.Duration
+	// MaxRanges is the most ranges a Range header may name before it is
+	// ignored and the whole body sent; 0 allows any number.
+	MaxRanges int
 }
 
 // Observer records request metrics (metrics.Metrics).
