@@ -156,6 +156,35 @@ func TestSlowClientsDoNotStarveOthers(t *testing.T) {
 	}
 }
 
+// max_connections 0 leaves room under any open-file limit for the
+// dozen descriptors the process holds before its first client, and for
+// the metrics listener's cap: under `ulimit -n 24` the old floor of 16
+// connections made accept fail with EMFILE and /healthz time out.
+func TestAutoMaxConnections(t *testing.T) {
+	const baseFDs = 12 // stdio, epoll, listeners, inotify, a scan's open file
+	for _, tt := range []struct {
+		nofile uint64
+		want   int
+	}{
+		{1 << 20, autoMaxConns},
+		{^uint64(0), autoMaxConns}, // RLIM_INFINITY
+		{autoMaxConns + fdHeadroom, autoMaxConns},
+		{1024, 1024 - fdHeadroom},
+		{64, 16},
+		{24, 6},
+		{8, 2},
+		{1, 1},
+	} {
+		got := autoMaxConnections(tt.nofile)
+		if got != tt.want {
+			t.Errorf("open-file limit %d: %d connections, want %d", tt.nofile, got, tt.want)
+		}
+		if metrics := min(metricsMaxConns, got); tt.nofile >= 2*baseFDs && uint64(got+metrics+baseFDs) > tt.nofile {
+			t.Errorf("open-file limit %d: %d connections and %d for metrics leave no room for the process", tt.nofile, got, metrics)
+		}
+	}
+}
+
 // TestRequestLimitsAreConfigured: max_header_bytes and max_ranges reach
 // the listener and the artifact handlers.
 func TestRequestLimitsAreConfigured(t *testing.T) {

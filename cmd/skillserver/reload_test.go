@@ -349,3 +349,25 @@ func TestReloadWatchdogMetrics(t *testing.T) {
 		t.Errorf("last successful reload at %v, want the first scan's time, after %d", last, before)
 	}
 }
+
+// TestRetainedBytesGaugeFollowsExpiry: retention drops what it held when
+// its window ends, with no reload, and skillserver_retained_bytes says so;
+// it used to keep the figure of the last reload until the next one.
+func TestRetainedBytesGaugeFollowsExpiry(t *testing.T) {
+	skills := t.TempDir()
+	mustWrite(t, filepath.Join(skills, "a", "SKILL.md"), skillDoc("a", ""))
+	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "one")
+	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken}, "--skills", skills, "--watch=false", "--retention", "1s")
+	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "two")
+	ts.reload(t)
+	if !regexp.MustCompile(`"msg":"reload","generation":2,[^\n]*"retained_bytes":[1-9]`).MatchString(ts.Stderr.String()) {
+		t.Fatalf("the reload retained nothing:\n%s", ts.Stderr)
+	}
+	eventually(t, 20*time.Second, "skillserver_retained_bytes 0 after the 1s retention window", func() error {
+		_, body := ts.get(t, "/metrics")
+		if m := regexp.MustCompile(`(?m)^skillserver_retained_bytes .*$`).Find(body); string(m) != "skillserver_retained_bytes 0" {
+			return fmt.Errorf("%s", m)
+		}
+		return nil
+	})
+}

@@ -198,19 +198,20 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		docCache = -1 // configured off
 	}
 	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes,
-		DocumentCacheBytes: docCache, OnReload: m.ObserveReload})
+		DocumentCacheBytes: docCache, OnReload: m.ObserveReload, OnRetention: m.ObserveRetention})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
-		BaseURL:         cfg.BaseURL,
-		TrustProxy:      cfg.TrustProxy,
-		AllowedHosts:    cfg.AllowedHosts,
-		CORSAllowOrigin: cfg.CORSAllowOrigin,
-		Build:           buildInfo(),
-		AdminToken:      cfg.AdminToken,
-		Reloader:        reloader,
-		Observer:        m,
-		ReadBodyTimeout: cfg.ReadBodyTO,
-		MaxRanges:       cfg.MaxRanges,
+		BaseURL:           cfg.BaseURL,
+		TrustProxy:        cfg.TrustProxy,
+		AllowedHosts:      cfg.AllowedHosts,
+		CORSAllowOrigin:   cfg.CORSAllowOrigin,
+		Build:             buildInfo(),
+		AdminToken:        cfg.AdminToken,
+		Reloader:          reloader,
+		Observer:          m,
+		ReadBodyTimeout:   cfg.ReadBodyTO,
+		WriteStallTimeout: cfg.WriteStallTO,
+		MaxRanges:         cfg.MaxRanges,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
@@ -246,7 +247,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		// Scrapers are few: a small cap of its own, within the headroom
 		// maxConnections leaves.
 		metricsLimits := limits
-		metricsLimits.MaxConns = metricsMaxConns
+		metricsLimits.MaxConns = min(metricsMaxConns, limits.MaxConns)
 		metricsServer, mln := httpapi.NewHTTPServer(mux, mln, metricsLimits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 		go func() { serveErr <- metricsServer.Serve(mln) }()
 		defer metricsServer.Close()
@@ -342,10 +343,24 @@ func maxConnections(configured int) int {
 		return configured
 	}
 	limit, ok := openFileLimit()
-	if !ok || limit > autoMaxConns+fdHeadroom {
+	if !ok {
 		return autoMaxConns
 	}
-	return max(int(limit)-fdHeadroom, metricsMaxConns)
+	return autoMaxConnections(limit)
+}
+
+// autoMaxConnections is the cap for an open-file limit of nofile: the
+// limit less fdHeadroom, at most autoMaxConns, and under a limit so small
+// that this leaves less than a quarter of it, a quarter. The process
+// holds about a dozen descriptors before any client: a floor of
+// metricsMaxConns under `ulimit -n 24` let accept run out of them, and
+// then no client was answered.
+func autoMaxConnections(nofile uint64) int {
+	if nofile > autoMaxConns+fdHeadroom {
+		return autoMaxConns
+	}
+	n := int(nofile)
+	return max(n-fdHeadroom, n/4, 1)
 }
 
 // shutdown drains in-flight requests for at most timeout, then closes what

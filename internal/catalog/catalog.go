@@ -44,6 +44,10 @@ type Options struct {
 	DocumentCacheBytes int64
 	// OnReload, if set, is called after every reload attempt.
 	OnReload func(ReloadResult)
+	// OnRetention, if set, is told what retention holds when its window
+	// ends for something, between reloads (ReloadResult carries it at a
+	// reload). Calls and OnReload's are made one at a time, in order.
+	OnRetention func(RetentionStats)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -106,8 +110,21 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 	if o.DocumentCacheBytes == 0 {
 		o.DocumentCacheBytes = feed.DefaultCacheBytes
 	}
-	return &Catalog{src: src, log: log, opts: o, cache: scan.NewCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
+	c := &Catalog{src: src, log: log, opts: o, cache: scan.NewCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
 		docs: feed.NewSharedCache(o.DocumentCacheBytes)}
+	c.retain.expired = c.reportRetention
+	return c
+}
+
+// reportRetention tells OnRetention what retention holds, under mu, so
+// it is never told older stats after a reload reported newer ones.
+func (c *Catalog) reportRetention() {
+	if c.opts.OnRetention == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts.OnRetention(c.retain.stats())
 }
 
 // Current returns the published snapshot, or nil before the first Reload

@@ -32,6 +32,9 @@ type retention struct {
 	maxBytes     int64
 	maxSnapshots int
 	now          func() time.Time
+	// expired, if set, is called when the timer has expired something,
+	// without mu held.
+	expired func()
 
 	mu      sync.Mutex
 	byKey   map[ArtifactKey][]retainedRef // artifact key -> digests it served
@@ -250,8 +253,11 @@ func (r *retention) schedule(now time.Time) {
 	}
 	r.timer = time.AfterFunc(next.Sub(now), func() {
 		r.mu.Lock()
-		defer r.mu.Unlock()
 		r.expire(r.now())
+		r.mu.Unlock()
+		if r.expired != nil {
+			r.expired()
+		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -100,7 +101,11 @@ func TestRetentionExpiresOnATimer(t *testing.T) {
 		root := t.TempDir()
 		writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
 		writeFile(t, filepath.Join(root, "a", "ref.md"), "one", 0o644)
-		c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: time.Minute})
+		var mu sync.Mutex
+		var reported RetentionStats // the last stats metrics were told
+		report := func(st RetentionStats) { mu.Lock(); reported = st; mu.Unlock() }
+		c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: time.Minute,
+			OnReload: func(res ReloadResult) { report(res.Retention) }, OnRetention: report})
 		writeFile(t, filepath.Join(root, "a", "ref.md"), "two", 0o644)
 		if _, err := c.Reload(t.Context()); err != nil {
 			t.Fatal(err)
@@ -117,6 +122,12 @@ func TestRetentionExpiresOnATimer(t *testing.T) {
 		synctest.Wait()
 		if st := c.Retention(); st.Snapshots != 0 || st.Bytes != 0 || st.Artifacts != 0 {
 			t.Errorf("a minute after the reload, retention still holds %+v", st)
+		}
+		// The gauges (skillserver_retained_bytes) follow, with no reload.
+		mu.Lock()
+		defer mu.Unlock()
+		if reported.Snapshots != 0 || reported.Bytes != 0 || reported.Artifacts != 0 {
+			t.Errorf("after the window, the last stats reported were %+v, want nothing retained", reported)
 		}
 	})
 }

@@ -61,6 +61,7 @@ type Config struct {
 	ReadHeaderTO    time.Duration `mapstructure:"read_header_timeout"`
 	ReadBodyTO      time.Duration `mapstructure:"read_body_timeout"`
 	IdleTimeout     time.Duration `mapstructure:"idle_timeout"`
+	WriteStallTO    time.Duration `mapstructure:"write_stall_timeout"`
 	MaxHeaderBytes  int           `mapstructure:"max_header_bytes"`
 	MaxRanges       int           `mapstructure:"max_ranges"`
 
@@ -120,9 +121,10 @@ var Keys = []Key{
 	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
 	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it (0: no bound)"},
-	{Name: "max_connections", Flag: "max-connections", Default: 0, Help: "most client connections open at once; at the cap a new client evicts the connection that has been idle or sending its request the longest (once it had half a second), never one being answered, and waits while there is none. 0 picks the open-file limit less 64, at most 4096"},
+	{Name: "max_connections", Flag: "max-connections", Default: 0, Help: "most client connections open at once; at the cap a new client evicts the connection that has been idle or sending its request the longest (once it had half a second), never one being answered, and waits while there is none. 0 picks the open-file limit less 64, at most 4096, and at least a quarter of the limit"},
 	{Name: "read_header_timeout", Flag: "read-header-timeout", Default: 5 * time.Second, Help: "how long a client may take to send a request's headers before the connection is closed"},
-	{Name: "read_body_timeout", Flag: "read-body-timeout", Default: 30 * time.Second, Help: "how long a client may take to send a request body (check-updates, reload) once the headers are in; then the connection is closed. Responses are not bounded: slow downloads keep going"},
+	{Name: "read_body_timeout", Flag: "read-body-timeout", Default: 30 * time.Second, Help: "how long a client may take to send a request body (check-updates, reload) once the headers are in; then the connection is closed. Responses are bounded by write_stall_timeout"},
+	{Name: "write_stall_timeout", Flag: "write-stall-timeout", Default: 30 * time.Second, Help: "how long a response may make no progress before its connection is closed: its client stopped reading, or takes in less than the kernel wakes a writer for (about a third of the socket send buffer, at most about 1.3 MiB on Linux: 45 KB/s at 30s). A download that keeps reading faster is not cut, however long it takes. 0 disables"},
 	{Name: "idle_timeout", Flag: "idle-timeout", Default: 60 * time.Second, Help: "how long a keep-alive connection may wait for its next request"},
 	{Name: "max_header_bytes", Flag: "max-header-bytes", Default: 64 << 10, Help: "largest request line plus headers, in bytes; larger requests get 431"},
 	{Name: "max_ranges", Flag: "max-ranges", Default: 16, Help: "most ranges one Range header may name; with more the whole body is sent (200) instead of a multipart answer (0: no limit)"},
@@ -301,8 +303,8 @@ func (c *Config) validate() error {
 	if c.ReloadTimeout < 0 || c.ReloadAbandoned < 0 {
 		errs = append(errs, errors.New("reload_timeout and reload_max_abandoned must not be negative (0 disables)"))
 	}
-	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 || c.DocCacheBytes < 0 {
-		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes, document_cache_max_bytes and shutdown_delay must not be negative"))
+	if c.RescanInterval < 0 || c.Retention < 0 || c.RetentionBytes < 0 || c.ShutdownDelay < 0 || c.DocCacheBytes < 0 || c.WriteStallTO < 0 {
+		errs = append(errs, errors.New("rescan_interval, retention, retention_max_bytes, document_cache_max_bytes, shutdown_delay and write_stall_timeout must not be negative"))
 	}
 	if c.MaxHeaderBytes < 1<<10 {
 		errs = append(errs, fmt.Errorf("max_header_bytes %d: must be at least 1024", c.MaxHeaderBytes))

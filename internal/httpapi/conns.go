@@ -268,10 +268,24 @@ func bodyDeadline(timeout time.Duration) func(http.Handler) http.Handler {
 					tc.l.setPhase(tc, phaseServing)
 				}
 			}}
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				// No GET route reads a body, and net/http would read
+				// the first unreadBodyBytes of it before the answer's
+				// headers anyway. Read it here, under the deadline: a
+				// body nobody reads never ends, and a download sent
+				// with one (an empty chunked body) counted as still
+				// arriving, so it could be evicted half-way.
+				_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, unreadBodyBytes))
+			}
 			next.ServeHTTP(w, r)
 		})
 	}
 }
+
+// unreadBodyBytes is how much of a body its handler left unread net/http
+// reads before answering (its maxPostHandlerReadBytes); past it, it
+// closes the connection after the answer.
+const unreadBodyBytes = 256 << 10
 
 // deadlineBody calls done once, when the body has been read to its end.
 type deadlineBody struct {
@@ -287,3 +301,55 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// sendChunk is how much of a response one write deadline covers.
+const sendChunk = 64 << 10
+
+// sendDeadline closes the connection of a response that makes no progress
+// for stall: its client stopped reading. Without it, max_connections
+// clients that asked for a large file and read nothing held every slot
+// for good (a connection being answered is never evicted), and the
+// server answered no one, not even /healthz. The deadline moves on with
+// every sendChunk written, so a download that keeps reading, however
+// long, is never cut.
+func sendDeadline(stall time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if stall <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: stall}
+			sw.extend() // also replaces the previous request's deadline
+			next.ServeHTTP(sw, r)
+			sw.extend() // for what net/http flushes after the handler
+		})
+	}
+}
+
+// stallWriter moves the connection's write deadline on as a response is
+// written (sendDeadline).
+type stallWriter struct {
+	http.ResponseWriter
+	rc    *http.ResponseController
+	stall time.Duration
+}
+
+func (w *stallWriter) extend() {
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall)) // unsupported off a real connection
+}
+
+func (w *stallWriter) Write(b []byte) (int, error) {
+	var n int
+	for len(b) > 0 {
+		w.extend()
+		m, err := w.ResponseWriter.Write(b[:min(len(b), sendChunk)])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		b = b[m:]
+	}
+	return n, nil
+}
+
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

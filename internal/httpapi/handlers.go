@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"path"
 	"slices"
@@ -325,10 +326,11 @@ func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 // every part of a multipart/byteranges answer carries its own headers, so
 // hundreds of one-byte ranges made a body 100 times the file, and RFC 9110
 // lets a server ignore Range; maxRanges <= 0 allows any number),
-// and without zero-length suffix ranges ("-0"), which are unsatisfiable
-// (RFC 9110 §14.1.1) but ServeContent answered with a 206 and a malformed
-// Content-Range. When only those were asked for, it names a range past
-// the end, so ServeContent answers 416 after its precondition checks.
+// and without zero-length suffix ranges ("-0", or any suffix range of an
+// empty body), which are unsatisfiable (RFC 9110 §14.1.1) but
+// ServeContent answered with a 206 and a malformed Content-Range. When
+// only those were asked for, it names a range past the end, so
+// ServeContent answers 416 after its precondition checks.
 func rangeHeader(h string, size, maxRanges int) string {
 	specs, ok := strings.CutPrefix(h, "bytes=")
 	if !ok {
@@ -340,8 +342,12 @@ func rangeHeader(h string, size, maxRanges int) string {
 	}
 	kept := parts[:0]
 	for _, p := range parts {
-		if suffix, ok := strings.CutPrefix(strings.TrimSpace(p), "-"); ok {
-			if n, err := strconv.ParseInt(suffix, 10, 64); err == nil && n == 0 {
+		// Split as ServeContent does: it trims around the "-" too, so
+		// "- 0" is the empty suffix range "-0".
+		start, end, _ := strings.Cut(p, "-")
+		if textproto.TrimString(start) == "" {
+			// A suffix range of an empty body is empty too.
+			if n, err := strconv.ParseInt(textproto.TrimString(end), 10, 64); err == nil && (n == 0 || size == 0) {
 				continue
 			}
 		}

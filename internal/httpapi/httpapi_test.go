@@ -177,6 +177,7 @@ func TestArtifactSemantics(t *testing.T) {
 		{"range", "GET", zipPath, []string{"Range", "bytes=0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
 		{"range not satisfiable", "GET", zipPath, []string{"Range", "bytes=999999-"}, 416, nil, map[string]string{"Content-Type": "application/json; charset=utf-8", "Content-Range": "bytes */" + itoa(len(zipBytes))}},
 		{"empty suffix range", "GET", zipPath, []string{"Range", "bytes=-0"}, 416, nil, map[string]string{"Content-Range": "bytes */" + itoa(len(zipBytes))}},
+		{"empty suffix range, spaced", "GET", zipPath, []string{"Range", "bytes=- 0"}, 416, nil, map[string]string{"Content-Range": "bytes */" + itoa(len(zipBytes))}},
 		{"empty suffix range among others", "GET", zipPath, []string{"Range", "bytes=-0, 0-9"}, 206, zipBytes[:10], map[string]string{"Content-Range": "bytes 0-9/" + itoa(len(zipBytes))}},
 		{"empty suffix range, not modified", "GET", zipPath, []string{"Range", "bytes=-0", "If-None-Match", etag}, 304, nil, nil},
 		{"many ranges", "GET", zipPath, []string{"Range", "bytes=" + strings.Repeat("0-0,", maxRanges) + "1-1"}, 200, zipBytes, map[string]string{"Content-Range": ""}},
@@ -305,6 +306,8 @@ func TestBaseURLFromRequest(t *testing.T) {
 		{"ipv6 literal", false, "[::1]:8080", nil, "http://[::1]:8080/api/v1/"},
 		{"ipv6 without port", false, "[2001:db8::1]", nil, "http://[2001:db8::1]/api/v1/"},
 		{"trailing label digits", false, "a-1.b2", nil, "http://a-1.b2/api/v1/"},
+		{"fully qualified", false, "skills.example.com.:8080", nil, "http://skills.example.com.:8080/api/v1/"},
+		{"only the root", false, ".", nil, ""},
 		{"no host: the local address", false, "", nil, "http://127.0.0.1:4321/api/v1/"},
 		{"port out of range", false, "127.0.0.1:99999", nil, ""},
 		{"port zero", false, "a.test:0", nil, ""},
@@ -635,5 +638,21 @@ func TestDocumentsCompressWhenAsked(t *testing.T) {
 	}
 	if r := do(t, s, "GET", "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "" {
 		t.Error("an artifact was compressed")
+	}
+}
+
+// Every suffix range of an empty file is empty: ServeContent answered
+// them with a 206 and "Content-Range: bytes 0--1/0". Like its other
+// ranges past the end of an empty file, they now get a plain 200.
+func TestEmptyBodySuffixRange(t *testing.T) {
+	for _, rng := range []string{"bytes=-5", "bytes=-0", "bytes=- 1, -2"} {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Range", rng)
+		(&Server{}).serveBytes(w, r, nil)
+		if w.Code != http.StatusOK || w.Header().Get("Content-Range") != "" || w.Body.Len() != 0 {
+			t.Errorf("Range %q on an empty body: %d, Content-Range %q, %d bytes; want a 200 without one",
+				rng, w.Code, w.Header().Get("Content-Range"), w.Body.Len())
+		}
 	}
 }

@@ -24,7 +24,7 @@ const (
 
 // intParam parses a non-negative integer query parameter.
 func intParam(r *http.Request, name string, def int) (int, error) {
-	raw, ok := r.URL.Query()[name]
+	raw, ok := query(r)[name]
 	if !ok || raw[0] == "" {
 		return def, nil
 	}
@@ -54,7 +54,7 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 			return
 		}
 		take = min(take, maxTake)
-		q := r.URL.Query().Get("q")
+		q := query(r).Get("q")
 		var hits []feed.Summary
 		if agents {
 			if !snap.AgentsConfigured {

@@ -77,6 +77,9 @@ type Options struct {
 	Metrics http.Handler
 	// ReadBodyTimeout bounds the time to read a request body; 0 does not.
 	ReadBodyTimeout time.Duration
+	// WriteStallTimeout closes the connection of a response that makes no
+	// progress this long (its client reads nothing); 0 does not.
+	WriteStallTimeout time.Duration
 	// MaxRanges is the most ranges a Range header may name before it is
 	// ignored and the whole body sent; 0 allows any number.
 	MaxRanges int
@@ -103,7 +106,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.parseQuery)
+	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})
@@ -152,7 +155,8 @@ func routingPath(r *http.Request) string {
 }
 
 // validHost reports whether host may go into a base URL: a DNS name
-// (labels of letters, digits and inner hyphens) or an IP literal, with an
+// (labels of letters, digits and inner hyphens, and an optional final
+// dot) or an IP literal, with an
 // optional port 1-65535. Anything else in Host is refused, since it would
 // end up in every absolute URL of the response.
 func validHost(host string) bool {
@@ -171,7 +175,9 @@ func validHost(host string) bool {
 	if name == "" || len(name) > 253 {
 		return false
 	}
-	for _, label := range strings.Split(name, ".") {
+	// A fully qualified name ends in the root's empty label, as in
+	// "skills.example.com.": clients send what they were given.
+	for _, label := range strings.Split(strings.TrimSuffix(name, "."), ".") {
 		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}

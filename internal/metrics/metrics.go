@@ -45,7 +45,7 @@ type Metrics struct {
 	retainedBytes   prometheus.Gauge
 	retainedItems   prometheus.Gauge
 	retainEvicted   prometheus.Counter
-	evictedSeen     int64 // retention's cumulative count at the last reload
+	evictedSeen     int64 // retention's cumulative count when last observed
 	connsEvicted    prometheus.Counter
 }
 
@@ -230,12 +230,7 @@ func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
 // snapshot.
 func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 	m.reloadSeconds.Observe(res.Duration.Seconds())
-	m.retainedBytes.Set(float64(res.Retention.Bytes))
-	m.retainedItems.Set(float64(res.Retention.Artifacts))
-	if d := res.Retention.Evicted - m.evictedSeen; d > 0 {
-		m.retainEvicted.Add(float64(d))
-		m.evictedSeen = res.Retention.Evicted
-	}
+	m.ObserveRetention(res.Retention)
 	if res.Err != nil || res.Snapshot == nil {
 		m.reloads.WithLabelValues("failure").Inc()
 		return
@@ -253,6 +248,18 @@ func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 	m.content.WithLabelValues(c.Fingerprint).Set(1)
 	m.problems.WithLabelValues(string(skill.SeverityError)).Set(float64(c.Errors))
 	m.problems.WithLabelValues(string(skill.SeverityWarning)).Set(float64(c.Warnings))
+}
+
+// ObserveRetention records what retention holds: at a reload, and when
+// retention's window ends for something between reloads. The catalog
+// makes these calls and ObserveReload's one at a time.
+func (m *Metrics) ObserveRetention(st catalog.RetentionStats) {
+	m.retainedBytes.Set(float64(st.Bytes))
+	m.retainedItems.Set(float64(st.Artifacts))
+	if d := st.Evicted - m.evictedSeen; d > 0 {
+		m.retainEvicted.Add(float64(d))
+		m.evictedSeen = st.Evicted
+	}
 }
 
 // ObserveReloadsInProgress records how many reloads have started and not

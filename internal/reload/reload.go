@@ -69,6 +69,7 @@ type Reloader struct {
 
 	mu         sync.Mutex
 	requested  uint64 // tickets handed out
+	taken      uint64 // tickets up to this one are covered by the running or last reload
 	completed  uint64 // every ticket up to this one is covered by a finished reload
 	full       bool   // a pending request wants everything rescanned
 	changes    scan.Changes
@@ -76,6 +77,7 @@ type Reloader struct {
 	lastErr    error
 	done       chan struct{} // closed when a reload finishes, then replaced
 	inProgress int           // reloads started and not returned, abandoned ones included
+	succeeded  uint64        // reloads that returned no error, ever
 }
 
 // New returns a Reloader for target; call Run to start it.
@@ -154,6 +156,7 @@ func (r *Reloader) Run(ctx context.Context) {
 		}
 		r.mu.Lock()
 		upTo := r.requested
+		r.taken = upTo
 		full, changes := r.full, r.changes
 		r.full, r.changes = false, emptyChanges()
 		r.mu.Unlock()
@@ -166,6 +169,8 @@ func (r *Reloader) Run(ctx context.Context) {
 			// The changes this reload carried are not live; whatever runs
 			// next rescans everything so none is lost.
 			r.full = true
+		} else {
+			r.succeeded++
 		}
 		r.completed = upTo
 		r.lastSnap, r.lastErr = snap, err
@@ -204,6 +209,10 @@ func (r *Reloader) attempt(ctx context.Context, full bool, changes scan.Changes)
 	}
 	defer cancel()
 	out := make(chan outcome, 1)
+	// Under r.mu: whether the reload returned, whether it was abandoned,
+	// and how many had succeeded then.
+	var returned, abandoned bool
+	var succeeded uint64
 	r.addInProgress(1)
 	go func() {
 		var o outcome
@@ -213,21 +222,38 @@ func (r *Reloader) attempt(ctx context.Context, full bool, changes scan.Changes)
 			o.snap, o.err = r.target.Update(rctx, changes)
 		}
 		r.addInProgress(-1)
+		r.mu.Lock()
+		returned = true
+		// What it carried is not live unless a later reload succeeded,
+		// and a blocked reload returning may be the only sign that the
+		// tree can be read again: with the file watch alone, no other
+		// trigger may come. A request not yet taken rescans everything
+		// anyway (a failure left r.full set).
+		rescan := abandoned && r.succeeded == succeeded && r.requested == r.taken
+		r.mu.Unlock()
 		out <- o
+		if rescan {
+			r.log.Info("an abandoned reload returned and none has succeeded since; rescanning everything", "error", o.err)
+			r.Request(nil)
+		}
 	}()
 	select {
 	case o := <-out:
 		return o.snap, o.err
 	case <-rctx.Done():
 	}
-	select {
-	case o := <-out: // it returned as the time ran out
+	r.mu.Lock()
+	if returned { // as the time ran out
+		r.mu.Unlock()
+		o := <-out
 		return o.snap, o.err
-	default:
 	}
 	if ctx.Err() != nil {
+		r.mu.Unlock()
 		return nil, ctx.Err() // shutting down
 	}
+	abandoned, succeeded = true, r.succeeded
+	r.mu.Unlock()
 	r.opts.Observer.ObserveReloadAbandoned()
 	r.log.Error("reload abandoned after reload_timeout; the previous snapshot stays published", "timeout", r.opts.Timeout, "full", full)
 	return nil, fmt.Errorf("%w after %s", ErrTimeout, r.opts.Timeout)

@@ -21,8 +21,9 @@ type stuckTarget struct {
 	stuck   int // how many of the first reloads block
 	unblock chan struct{}
 
-	mu    sync.Mutex
-	calls int
+	mu      sync.Mutex
+	calls   int
+	updates int // calls of Update, the rest are full reloads
 }
 
 func (s *stuckTarget) Reload(context.Context) (*catalog.Snapshot, error) {
@@ -36,7 +37,27 @@ func (s *stuckTarget) Reload(context.Context) (*catalog.Snapshot, error) {
 	return &catalog.Snapshot{Generation: uint64(n)}, nil
 }
 
+// counts returns how many reloads started, and how many of them were
+// updates.
+func (s *stuckTarget) counts() (calls, updates int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls, s.updates
+}
+
+// running runs r until the test ends and returns the context to wait
+// with.
+func running(t *testing.T, r *Reloader) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	go r.Run(ctx)
+	return ctx
+}
+
 func (s *stuckTarget) Update(ctx context.Context, _ scan.Changes) (*catalog.Snapshot, error) {
+	s.mu.Lock()
+	s.updates++
+	s.mu.Unlock()
 	return s.Reload(ctx)
 }
 
@@ -70,9 +91,7 @@ func TestStuckReloadIsAbandoned(t *testing.T) {
 		var logs strings.Builder
 		obs := &countingObserver{}
 		r := New(target, slog.New(slog.NewTextHandler(&logs, nil)), Options{Timeout: time.Minute, MaxAbandoned: 4, Observer: obs})
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		go r.Run(ctx)
+		ctx := running(t, r)
 
 		start := time.Now()
 		snap, err := r.ReloadNow(ctx)
@@ -111,9 +130,7 @@ func TestAbandonedReloadsAreBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		target := &stuckTarget{stuck: 2, unblock: make(chan struct{})}
 		r := New(target, slog.New(slog.DiscardHandler), Options{Timeout: time.Minute, MaxAbandoned: 2})
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		go r.Run(ctx)
+		ctx := running(t, r)
 		for range 2 {
 			if _, err := r.ReloadNow(ctx); !errors.Is(err, ErrTimeout) {
 				t.Fatalf("stuck reload: %v, want ErrTimeout", err)
@@ -122,16 +139,55 @@ func TestAbandonedReloadsAreBounded(t *testing.T) {
 		if _, err := r.ReloadNow(ctx); !errors.Is(err, ErrTooManyAbandoned) {
 			t.Fatalf("third reload with two still blocked: %v, want ErrTooManyAbandoned", err)
 		}
-		target.mu.Lock()
-		started := target.calls
-		target.mu.Unlock()
-		if started != 2 {
+		if started, _ := target.counts(); started != 2 {
 			t.Errorf("%d reloads started, want 2", started)
 		}
 		close(target.unblock)
-		synctest.Wait()
-		if snap, err := r.ReloadNow(ctx); err != nil || snap.Generation != 3 {
-			t.Errorf("reload once the blocked ones returned: %v, %v; want generation 3", snap, err)
+		synctest.Wait() // their return rescans on its own (TestAbandonedReloadReturningRescans)
+		if snap, err := r.ReloadNow(ctx); err != nil || snap.Generation < 3 {
+			t.Errorf("reload once the blocked ones returned: %v, %v; want generation 3 or later", snap, err)
 		}
 	})
+}
+
+// TestAbandonedReloadReturningRescans: the changes a reload carried are
+// not live once it was abandoned or refused. When a blocked reload returns
+// at last (the mount is back) and none has succeeded since, a full rescan
+// runs on its own: with the file watch alone, no other trigger may come.
+// When a later reload succeeded, what it carried is live, and its return
+// starts nothing.
+func TestAbandonedReloadReturningRescans(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		max      int   // MaxAbandoned
+		later    bool  // a second update comes while the first is blocked
+		laterErr error // what it returns
+		calls    int   // reloads that ran in the end; all but the first rescanned everything
+	}{
+		{"timed out", 1, false, nil, 2},
+		{"refused while one was blocked", 1, true, ErrTooManyAbandoned, 2},
+		{"a later one succeeded", 2, true, nil, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				target := &stuckTarget{stuck: 1, unblock: make(chan struct{})}
+				r := New(target, slog.New(slog.DiscardHandler), Options{Timeout: time.Minute, MaxAbandoned: tt.max})
+				ctx := running(t, r)
+				changes := &scan.Changes{Skills: map[string]bool{"a": true}}
+				if _, err := r.Wait(ctx, r.Request(changes)); !errors.Is(err, ErrTimeout) {
+					t.Fatalf("stuck update: %v, want ErrTimeout", err)
+				}
+				if tt.later {
+					if _, err := r.Wait(ctx, r.Request(changes)); !errors.Is(err, tt.laterErr) {
+						t.Fatalf("update while one is blocked: %v, want %v", err, tt.laterErr)
+					}
+				}
+				close(target.unblock)
+				synctest.Wait()
+				if calls, updates := target.counts(); calls != tt.calls || updates != 1 {
+					t.Errorf("%d reloads ran, %d of them updates; want %d, all full but the first", calls, updates, tt.calls)
+				}
+			})
+		})
+	}
 }

@@ -47,9 +47,6 @@ type Watcher struct {
 	// recursively, for events naming the root itself. Other events there
 	// are not ours.
 	parents map[string]bool
-	// watched are the folders the trees of abs were watched at; a root
-	// created again at the same path is another folder.
-	watched struct{ Skills, Agents os.FileInfo }
 	lost    bool               // a root could not be watched at the last try
 	rewatch chan chan struct{} // Rewatch asks the loop to resolve the roots again
 	stopped chan struct{}      // closed when the loop has returned
@@ -114,16 +111,18 @@ func (w *Watcher) Rewatch(ctx context.Context) {
 // root reached through a symlink (git-sync swaps one on every sync) is
 // watched at its target; when that target goes away, resolve runs again
 // and follows the link to the new one. A root deleted and created again at
-// the same path is watched anew. A root that cannot be watched does not
-// keep the other from being resolved.
+// the same path is watched anew: its tree is added every time, as nothing
+// tells a folder from the one it replaced (the new one often gets the old
+// one's inode, and the events of the old one's removal may not have
+// arrived yet), and adding a folder watched already changes nothing. A
+// root that cannot be watched does not keep the other from being resolved.
 func (w *Watcher) resolve() error {
 	defer w.watchParents()
 	var errs []error
 	for _, p := range []struct {
-		in      string
-		out     *string
-		watched *os.FileInfo
-	}{{w.roots.Skills, &w.abs.Skills, &w.watched.Skills}, {w.roots.Agents, &w.abs.Agents, &w.watched.Agents}} {
+		in  string
+		out *string
+	}{{w.roots.Skills, &w.abs.Skills}, {w.roots.Agents, &w.abs.Agents}} {
 		if p.in == "" {
 			continue
 		}
@@ -132,12 +131,7 @@ func (w *Watcher) resolve() error {
 			continue
 		}
 		real, err := filepath.EvalSymlinks(p.in)
-		var info os.FileInfo
-		if err == nil {
-			info, err = os.Stat(real)
-		}
 		if err != nil {
-			*p.watched = nil // gone: watch it anew once it is back
 			errs = append(errs, fmt.Errorf("watch %s: %w", p.in, err))
 			continue
 		}
@@ -146,15 +140,10 @@ func (w *Watcher) resolve() error {
 			errs = append(errs, err)
 			continue
 		}
-		if abs == *p.out && *p.watched != nil && os.SameFile(*p.watched, info) {
-			continue
-		}
-		*p.out, *p.watched = abs, nil
+		*p.out = abs
 		if err := w.addTree(abs); err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		*p.watched = info
 	}
 	return errors.Join(errs...)
 }
@@ -179,10 +168,12 @@ func (w *Watcher) watchParents() {
 		}
 	}
 	for dir := range want {
-		if w.parents[dir] {
-			continue
-		}
+		// Added again even when watched: a folder deleted and created
+		// again (SIGHUP after rm -rf of the folder holding the root) is
+		// another folder, whose watch went with the old one. Adding a
+		// folder watched already changes nothing.
 		if err := w.fsw.Add(dir); err != nil {
+			delete(w.parents, dir)
 			w.log.Warn("cannot watch the folder holding a root; if the root is deleted and created again, SIGHUP resumes its watch", "path", dir, "error", err)
 			continue
 		}
@@ -219,7 +210,9 @@ func (w *Watcher) watchLinkDirs(root string) error {
 		if err != nil {
 			return nil // the rest does not exist yet; EvalSymlinks reports it
 		}
-		if info.Mode()&fs.ModeSymlink != 0 && !w.linkDirs[prefix] {
+		if info.Mode()&fs.ModeSymlink != 0 {
+			// Added again even when watched, as watchParents does: the
+			// folder may have been created again.
 			if err := w.fsw.Add(prefix); err != nil {
 				return fmt.Errorf("watch %s: %w", prefix, err)
 			}
@@ -375,9 +368,6 @@ const (
 func (w *Watcher) note(ev fsnotify.Event, c *scan.Changes) eventKind {
 	dir := filepath.Dir(ev.Name)
 	if w.isRoot(ev.Name) {
-		if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
-			w.forget(ev.Name) // its watches are gone; a new one may get the same inode
-		}
 		return eventUnattributed // the root itself: created, deleted, renamed or linked anew
 	}
 	if w.linkDirs[dir] && !w.underRoot(ev.Name) {
@@ -418,16 +408,6 @@ func (w *Watcher) note(ev fsnotify.Event, c *scan.Changes) eventKind {
 		return eventNoted
 	}
 	return eventNoted
-}
-
-// forget marks the root at p as not watched, so resolve watches it anew.
-func (w *Watcher) forget(p string) {
-	if p == w.abs.Skills || p == w.roots.Skills {
-		w.watched.Skills = nil
-	}
-	if p == w.abs.Agents || p == w.roots.Agents {
-		w.watched.Agents = nil
-	}
 }
 
 // isRoot reports whether p is a root, as configured or as resolved.

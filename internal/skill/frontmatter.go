@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/adrg/frontmatter"
@@ -16,8 +17,25 @@ var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 // yaml.v3 decodes into a Node so scalar values keep their source text
 // (`version: 1.10` stays "1.10", not the float 1.1).
 var yamlFormat = frontmatter.NewFormat("---", "---", func(data []byte, v any) error {
-	return yaml.Unmarshal(data, v)
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		if err == io.EOF {
+			return nil // an empty block
+		}
+		return err
+	}
+	// yaml.Unmarshal read the first document alone: after a "--- x" or
+	// "..." line, the rest of the block went unread and unchecked.
+	var rest yaml.Node
+	if err := dec.Decode(&rest); err != io.EOF {
+		return errMultiDoc
+	}
+	return nil
 })
+
+// errMultiDoc is the front matter error for a block of several YAML
+// documents.
+var errMultiDoc = errors.New("front matter holds more than one YAML document (a line such as `--- text` or `...` starts or ends one); keep it to one block of keys")
 
 // Limits bound the front matter of one SKILL.md or agent-md file, so that
 // no file can make a parse, a snapshot or a published document large. Zero
@@ -72,6 +90,9 @@ func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
 	if err != nil {
 		if errors.Is(err, frontmatter.ErrNotFound) {
 			return nil, nil, errors.New("no closing `---` line ends the front matter")
+		}
+		if errors.Is(err, errMultiDoc) {
+			return nil, nil, errMultiDoc
 		}
 		return nil, nil, fmt.Errorf("front matter is not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}

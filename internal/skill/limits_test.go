@@ -205,3 +205,32 @@ func TestBlockEnd(t *testing.T) {
 		}
 	}
 }
+
+// A block of several YAML documents is refused: only the first was read,
+// and what followed a "--- text" or "..." line went unread, unchecked
+// and silently dropped.
+func TestSeveralYAMLDocuments(t *testing.T) {
+	for name, data := range map[string]string{
+		"document start with text": "---\nname: demo\ndescription: d\n--- #more\nlicense: MIT\n---\n",
+		"document end, then keys":  "---\nname: demo\ndescription: d\n...\nlicense: [\n---\n",
+		"an alias past the end":    "---\nname: demo\ndescription: d\n--- !x\nfoo: *a\n---\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(data), testLimits)
+			wantProblem(t, ps, RuleFrontmatter, SeverityError, "more than one YAML document")
+			_, ps = ParseAgent("agents/demo.md", "demo", []byte(data+"Body\n"), testLimits)
+			wantProblem(t, ps, RuleFrontmatter, SeverityError, "more than one YAML document")
+		})
+	}
+	for name, data := range map[string]string{
+		"a lone document end": "---\nname: demo\ndescription: d\n...\n---\n",
+		"empty block":         "---\n---\n",
+	} {
+		_, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(data), testLimits)
+		for _, p := range ps {
+			if strings.Contains(p.String(), "YAML document") {
+				t.Errorf("%s: %v", name, p)
+			}
+		}
+	}
+}

@@ -40,12 +40,50 @@ func fieldRuneProblem(r rune, multiline bool) string {
 		return "a line or paragraph separator"
 	case unicode.Is(unicode.Cc, r):
 		return "a control character"
-	case r == zwnj || r == zwj:
+	case r == zwnj || r == zwj, isPrependedMark(r):
 		return ""
 	case unicode.Is(unicode.Cf, r):
 		return "an invisible formatting character"
 	}
 	return ""
+}
+
+// isPrependedMark reports the visible format characters that span the
+// digits after them (Unicode's Prepended_Concatenation_Mark), such as
+// the Arabic number sign U+0600 and end of ayah U+06DD: written text,
+// though in the Cf category.
+func isPrependedMark(r rune) bool {
+	return r >= 0x0600 && r <= 0x0605 || r == 0x06DD || r == 0x070F || r == 0x0890 || r == 0x0891 ||
+		r == 0x08E2 || r == 0x110BD || r == 0x110CD
+}
+
+// isTagChar reports the tag characters U+E0000-U+E007F: invisible, so
+// they can carry text no reader sees (and a model reads), except in the
+// flags below.
+func isTagChar(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
+
+// subdivisionFlags are the emoji tag sequences Unicode recommends for
+// general interchange (RGI): the flags of England, Scotland and Wales,
+// U+1F3F4 followed by tag characters spelling gbeng, gbsct or gbwls and
+// U+E007F. Only in them are tag characters written text.
+var subdivisionFlags = [][]byte{
+	[]byte("\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F"),
+	[]byte("\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"),
+	[]byte("\U0001F3F4\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F"),
+}
+
+// inSubdivisionFlag reports whether the tag character at b[i] is part of
+// one of subdivisionFlags. The flag and tag characters are 4 bytes each
+// in UTF-8.
+func inSubdivisionFlag(b []byte, i int) bool {
+	for _, f := range subdivisionFlags {
+		for start := i - 4; start >= 0 && start > i-len(f); start -= 4 {
+			if bytes.HasPrefix(b[start:], f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // textRuneProblem says what r is when it deserves a warning in a body or
@@ -58,7 +96,7 @@ func textRuneProblem(r, prev rune) string {
 		return "" // joining within a word or an emoji sequence (👩‍💻) is what they are for
 	case r >= 0x200B && r <= 0x200D, r == 0x2060, r == bom && prev >= 0:
 		return "an invisible character"
-	case r >= 0xE0000 && r <= 0xE007F:
+	case isTagChar(r):
 		return "an invisible tag character"
 	}
 	return ""
@@ -120,7 +158,7 @@ func checkText(path string, b []byte, firstLine int) []Problem {
 		case firstLine > 1:
 			prev = '\n' // a body: a BOM here is not the file's
 		}
-		if what := textRuneProblem(r, prev); what != "" {
+		if what := textRuneProblem(r, prev); what != "" && !(isTagChar(r) && inSubdivisionFlag(b, pos)) {
 			if count == 0 {
 				lineStart := bytes.LastIndexByte(b[:pos], '\n') + 1
 				first = fmt.Sprintf("U+%04X (%s) at line %d, column %d", r, what,
@@ -160,9 +198,9 @@ func valueProblems(path string, fields []field, known, own map[string]bool, lim 
 	}
 	checkChars := func(name, what string, line int, s string, multiline bool) {
 		pos := 0
-		for _, r := range s {
+		for i, r := range s {
 			pos++
-			if p := fieldRuneProblem(r, multiline); p != "" {
+			if p := fieldRuneProblem(r, multiline); p != "" && !(isTagChar(r) && inSubdivisionFlag([]byte(s), i)) {
 				add(RuleCharacter, "%s holds U+%04X (%s) at character %d (the %s starts on line %d); remove it", printable(name), r, p, pos, what, line)
 				return
 			}

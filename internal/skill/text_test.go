@@ -24,6 +24,9 @@ func TestFieldCharacters(t *testing.T) {
 		{"zero width space in license", head + "description: d\nlicense: \"MIT\u200b\"\n---\n", []string{"license holds U+200B (an invisible formatting character) at character 4"}},
 		{"control in a metadata key", head + "description: d\nmetadata:\n  \"a\\e\": b\n---\n", []string{`"metadata.a\x1b" holds U+001B`, "the key starts on line 5"}},
 		{"tag character", head + "description: \"x\U000E0041\"\n---\n", []string{"U+E0041 (an invisible formatting character)"}},
+		{"subdivision flags", head + "description: \"Made in \U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F and \U0001F3F4\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F\"\n---\n", nil},
+		{"text hidden behind a flag", head + "description: \"\U0001F3F4\U000E0069\U000E0067\U000E006E\U000E007F\"\n---\n", []string{"U+E0069 (an invisible formatting character) at character 2"}},
+		{"arabic number sign and end of ayah", head + "description: \"\u0600\u0661\u0662 \u06dd\u0663\"\n---\n", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +77,8 @@ func TestBodyCharacters(t *testing.T) {
 		{"zero width", "a\u200bb\n", []string{"U+200B (an invisible character) at line 5, column 2"}},
 		{"bom inside", "\ufeffx\n", []string{"U+FEFF (an invisible character) at line 5, column 1"}},
 		{"tag characters", "x\U000E0041\n", []string{"U+E0041 (an invisible tag character)"}},
+		{"subdivision flag", "Made in \U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F.\n", nil},
+		{"a flag's tags, then hidden text", "\U0001F3F4\U000E0067\U000E0062\U000E0065\U000E006E\U000E0067\U000E007F\U000E0068\n", []string{"holds 1 bidirectional or invisible characters, the first U+E0068 (an invisible tag character) at line 5, column 8"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
