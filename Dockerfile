@@ -12,8 +12,7 @@
 # needs none of them (it reads the mounted trees, listens and logs to
 # stderr). See docs/operations.md.
 #
-# The repository has no LICENSE file yet, so the licenses label says
-# NOASSERTION (SPDX for "not stated"); change it when one is added.
+# The licenses label is the SPDX identifier of LICENSE.
 FROM scratch
 
 ARG VERSION=dev
@@ -26,7 +25,7 @@ LABEL org.opencontainers.image.title="skillserver" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.source="https://github.com/skillserver/skillserver" \
-      org.opencontainers.image.licenses="NOASSERTION"
+      org.opencontainers.image.licenses="Apache-2.0"
 
 COPY --chown=65532:65532 bin/image-root/ /
 COPY bin/skillserver /skillserver

@@ -7,13 +7,6 @@ import (
 	"os"
 )
 
-// Set with -ldflags "-X main.version=... -X main.commit=... -X main.buildDate=...".
-var (
-	version   = "dev"
-	commit    = ""
-	buildDate = ""
-)
-
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -223,7 +224,11 @@ func TestVersionCommand(t *testing.T) {
 	if code := run(t.Context(), []string{"version"}, func(string) string { return "" }, &out, io.Discard); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if got := strings.TrimSpace(out.String()); got != version {
-		t.Errorf("version printed %q, want %q", got, version)
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if want := build().Version; first != want {
+		t.Errorf("version printed %q first, want %q", first, want)
+	}
+	if !strings.Contains(out.String(), "go     "+runtime.Version()+"\n") {
+		t.Errorf("version printed %q, want the Go release", out.String())
 	}
 }

@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "validate":
 		err = validate(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
-		fmt.Fprintln(stdout, version)
+		fmt.Fprint(stdout, versionText(build()))
 		return exitOK
 	case "healthcheck":
 		err = healthcheck(ctx, rest, getenv, stdout, stderr)
@@ -111,7 +111,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stdout, 
 // error.
 func source(cfg *config.Config) (catalog.Source, error) {
 	src := catalog.Source{PageSize: cfg.PageSize, Server: feed.ServerInfo{
-		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: version,
+		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: build().Version,
 	}, Limits: scan.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,
 		Frontmatter: skill.Limits{
@@ -160,10 +160,6 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-func buildInfo() httpapi.BuildInfo {
-	return httpapi.BuildInfo{Version: version, Commit: commit, BuildDate: buildDate, GoVersion: runtime.Version()}
-}
-
 // readyKey carries, in serve's context, a function told the listener's
 // address once /readyz answers 200: how an in-process caller (the tests)
 // learns what serve otherwise only logs.
@@ -188,11 +184,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	runCtx, cancelRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRun()
 
+	bi := build()
 	retention := cfg.Retention
 	if retention == 0 {
 		retention = -1 // configured off
 	}
-	m := metrics.New(metrics.Build{Version: version, Commit: commit, GoVersion: runtime.Version()})
+	m := metrics.New(metrics.Build{Version: build().Version, Commit: commit, GoVersion: runtime.Version()})
 	docCache := cfg.DocCacheBytes
 	if docCache == 0 {
 		docCache = -1 // configured off
@@ -205,7 +202,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		TrustProxy:        cfg.TrustProxy,
 		AllowedHosts:      cfg.AllowedHosts,
 		CORSAllowOrigin:   cfg.CORSAllowOrigin,
-		Build:             buildInfo(),
+		Build:             bi,
 		AdminToken:        cfg.AdminToken,
 		Reloader:          reloader,
 		Observer:          m,
@@ -235,7 +232,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	httpServer.BaseContext = func(net.Listener) context.Context { return runCtx }
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- httpServer.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", version)
+	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", bi.Version)
 	if cfg.MetricsListen != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {

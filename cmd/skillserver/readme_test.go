@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeShellLines returns the lines of README.md's ```sh blocks that
+// start with prefix, comments kept.
+func readmeShellLines(t *testing.T, prefix string) []string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	in := false
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case line == "```sh":
+			in = true
+		case line == "```":
+			in = false
+		case in && strings.HasPrefix(line, prefix):
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatalf("README.md has no %q line in a sh block", prefix)
+	}
+	return lines
+}
+
+// TestREADMEGoVersion: the Go release the README asks for is go.mod's.
+func TestREADMEGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "Go "+string(m[1])+" or later") {
+		t.Errorf("README.md does not say \"Go %s or later\", go.mod's go line", m[1])
+	}
+	if got := regexp.MustCompile(`Go 1\.\d+(\.\d+)?`).FindAllString(string(readme), -1); len(got) != 1 {
+		t.Errorf("README.md names Go releases %q; want go.mod's alone", got)
+	}
+}
+
+// TestREADMETour runs every curl command of the README, as written, against
+// the example tree (only the address changes): each must succeed, and the
+// revalidation must answer 304. Placeholders such as <hex> would fail here.
+func TestREADMETour(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	skills, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skills, "--agents", agents)
+	host := strings.TrimPrefix(ts.URL, "http://")
+	dir := t.TempDir()
+	for _, line := range readmeShellLines(t, "curl ") {
+		if strings.Contains(line, "<") {
+			t.Errorf("README command has a placeholder: %s", line)
+			continue
+		}
+		cmdline := strings.ReplaceAll(line, "localhost:8080", host)
+		// --fail turns a 4xx or 5xx into an exit status; a 304 is neither.
+		cmdline = strings.ReplaceAll(cmdline, "curl -s", "curl --fail --show-error --max-time 10 -s")
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, bash, "-o", "pipefail", "-c", cmdline)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Errorf("%s\n  %v: %s", line, err, out)
+			continue
+		}
+		if strings.Contains(line, "# 304") && !strings.HasPrefix(string(out), "HTTP/1.1 304") {
+			t.Errorf("%s\n  answered %.40q, want 304", line, out)
+		}
+	}
+}
+
+// TestREADMEDockerRunMounts: the README's docker run mounts folders that
+// exist from the repository root.
+func TestREADMEDockerRunMounts(t *testing.T) {
+	for _, line := range readmeShellLines(t, "docker run ") {
+		mounts := regexp.MustCompile(`"\$PWD/([^:"]+):`).FindAllStringSubmatch(line, -1)
+		if len(mounts) == 0 {
+			t.Errorf("%s: mounts nothing from the repository", line)
+		}
+		for _, m := range mounts {
+			if fi, err := os.Stat(filepath.Join("../..", m[1])); err != nil || !fi.IsDir() {
+				t.Errorf("%s: %s is not a folder of the repository (%v)", line, m[1], err)
+			}
+		}
+	}
+}
