@@ -59,6 +59,13 @@ const (
 	// PathLegacyFile is a file of a skill's latest version in the legacy
 	// v0.1 layout.
 	PathLegacyFile = "/.well-known/skills/{name}/*"
+	// PathAPICatalog is the RFC 9727 API catalog: a linkset naming the
+	// feeds and APIs above and the OpenAPI description of them.
+	PathAPICatalog = "/.well-known/api-catalog"
+	// PathOpenAPI serves api/openapi.yaml, the description of every route.
+	PathOpenAPI = "/openapi.yaml"
+	// PathHealth is the health probe with the snapshot's counts.
+	PathHealth = "/health"
 )
 
 // Patterns returns the paths documents of kind k are served at.

@@ -14,7 +14,7 @@ import (
 func (s *Server) routes(r chi.Router) {
 	get(r, "/healthz", s.handleHealthz)
 	get(r, "/readyz", s.handleReadyz)
-	get(r, "/health", s.handleHealth)
+	get(r, feed.PathHealth, s.handleHealth)
 	get(r, "/api/v1/info", s.handleInfo)
 	r.Post("/-/reload", s.handleReload)
 	if s.opts.Metrics != nil {
@@ -38,6 +38,11 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathSkillSearch, s.handleSearch(false))
 	r.Post(feed.PathCheckUpdates, s.handleCheckUpdates)
 	get(r, feed.PathSubagentSearch, s.handleSearch(true))
+
+	// Discovery of the above: the RFC 9727 API catalog and the OpenAPI
+	// description it names.
+	get(r, feed.PathAPICatalog, s.handleAPICatalog)
+	get(r, feed.PathOpenAPI, s.handleOpenAPI)
 
 	// Artifact bytes (wire.md §2). {version} may be "latest".
 	get(r, feed.PathSkillMD, s.handleSkillMD)

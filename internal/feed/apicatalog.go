@@ -1,0 +1,53 @@
+package feed
+
+// APICatalogProfile is the profile of an RFC 9727 API catalog, sent as
+// the profile parameter of its media type, application/linkset+json.
+const APICatalogProfile = "https://www.rfc-editor.org/info/rfc9727"
+
+// Linkset is an RFC 9264 linkset in its JSON form: link contexts, each
+// with its links by relation type.
+type Linkset struct {
+	Linkset []LinkContext `json:"linkset"`
+}
+
+// LinkContext is one anchor and its links. The relations an API catalog
+// uses are "item" (RFC 9727: each API the catalog lists), "service-desc"
+// (RFC 8631: a machine-readable description) and "status".
+type LinkContext struct {
+	Anchor      string       `json:"anchor"`
+	Item        []TargetLink `json:"item,omitempty"`
+	ServiceDesc []TargetLink `json:"service-desc,omitempty"`
+	Status      []TargetLink `json:"status,omitempty"`
+}
+
+// TargetLink is one link's target.
+type TargetLink struct {
+	Href  string `json:"href"`
+	Type  string `json:"type,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// catalogAPIs are the entry points the API catalog lists, in order.
+var catalogAPIs = []TargetLink{
+	{Href: docPaths[DocRFCIndex][0], Type: "application/json", Title: "Agent Skills Discovery index"},
+	{Href: docPaths[DocManifest][0], Type: "application/json", Title: "Native manifest of skills and sub-agents"},
+	{Href: docPaths[DocAgentCard][0], Type: "application/json", Title: "A2A agent card"},
+	{Href: PathSkillSearch, Type: "application/json", Title: "Read API: search, skills, versions and update checks"},
+}
+
+// APICatalog is the document at PathAPICatalog for base (scheme://host,
+// no trailing slash): the catalog lists every entry point as an item, and
+// each entry point links to the OpenAPI description that documents it and
+// to the health probe. Every href is absolute, as RFC 9727 asks.
+func APICatalog(base string) Linkset {
+	desc := []TargetLink{{Href: base + PathOpenAPI, Type: "application/yaml"}}
+	status := []TargetLink{{Href: base + PathHealth, Type: "application/json"}}
+	items := make([]TargetLink, len(catalogAPIs))
+	ls := Linkset{Linkset: []LinkContext{{Anchor: base + PathAPICatalog, Item: items}}}
+	for i, api := range catalogAPIs {
+		api.Href = base + api.Href
+		items[i] = api
+		ls.Linkset = append(ls.Linkset, LinkContext{Anchor: api.Href, ServiceDesc: desc, Status: status})
+	}
+	return ls
+}

@@ -1,0 +1,48 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/skillserver/skillserver/api"
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
+)
+
+const (
+	linksetContentType = `application/linkset+json; profile="` + feed.APICatalogProfile + `"`
+	yamlContentType    = "application/yaml"
+)
+
+// openAPIDigest is the ETag of the embedded description, which changes
+// only with the binary.
+var openAPIDigest = content.Sum(api.OpenAPI)
+
+// handleAPICatalog answers the RFC 9727 API catalog for the request's base.
+// It depends on the base alone, not on the snapshot, so it answers before
+// the first scan too.
+func (s *Server) handleAPICatalog(w http.ResponseWriter, r *http.Request) {
+	base, err := s.documentBase(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	b, err := feed.Encode(feed.APICatalog(base.URL))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", linksetContentType)
+	h.Set("Cache-Control", cacheShort)
+	h.Set("ETag", content.Sum(b).ETag())
+	s.serveBytes(w, r, b)
+}
+
+// handleOpenAPI serves api/openapi.yaml as built into the binary.
+func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", yamlContentType)
+	h.Set("Cache-Control", cacheShort)
+	h.Set("ETag", openAPIDigest.ETag())
+	s.serveBytes(w, r, api.OpenAPI)
+}

@@ -1,0 +1,91 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/skillserver/skillserver/internal/feed"
+)
+
+// TestAPICatalog: the catalog is a linkset of the request's base whose
+// items are the RFC index, the manifest, the agent card and the read API,
+// each described by /openapi.yaml; every href it names answers 200 here.
+func TestAPICatalog(t *testing.T) {
+	const base = "https://skills.example.com"
+	s, _ := newTestServer(t, Options{BaseURL: base})
+	r := do(t, s, http.MethodGet, feed.PathAPICatalog)
+	if r.code != http.StatusOK {
+		t.Fatalf("status %d: %s", r.code, r.body)
+	}
+	if ct := r.header.Get("Content-Type"); ct != `application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"` {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var ls feed.Linkset
+	if err := json.Unmarshal(r.body, &ls); err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Linkset) == 0 || ls.Linkset[0].Anchor != base+feed.PathAPICatalog {
+		t.Fatalf("first context is not the catalog: %s", r.body)
+	}
+	var items []string
+	for _, it := range ls.Linkset[0].Item {
+		items = append(items, strings.TrimPrefix(it.Href, base))
+	}
+	want := []string{"/.well-known/agent-skills/index.json", "/manifest.json", "/.well-known/agent-card.json", "/api/v1/skills"}
+	if strings.Join(items, " ") != strings.Join(want, " ") {
+		t.Errorf("items %q, want %q", items, want)
+	}
+	described := map[string]bool{}
+	for _, c := range ls.Linkset[1:] {
+		for _, d := range c.ServiceDesc {
+			if d.Href == base+feed.PathOpenAPI {
+				described[c.Anchor] = true
+			}
+		}
+		for _, links := range [][]feed.TargetLink{c.ServiceDesc, c.Status} {
+			for _, l := range links {
+				checkAnswers(t, s, base, l.Href)
+			}
+		}
+	}
+	for _, it := range ls.Linkset[0].Item {
+		checkAnswers(t, s, base, it.Href)
+		if !described[it.Href] {
+			t.Errorf("%s has no service-desc link to %s", it.Href, feed.PathOpenAPI)
+		}
+	}
+}
+
+func checkAnswers(t *testing.T, h http.Handler, base, href string) {
+	t.Helper()
+	path, ok := strings.CutPrefix(href, base)
+	if !ok {
+		t.Errorf("href %q is not absolute under %s", href, base)
+		return
+	}
+	if r := do(t, h, http.MethodGet, path); r.code != http.StatusOK {
+		t.Errorf("GET %s: %d", path, r.code)
+	}
+}
+
+// TestOpenAPIServed: /openapi.yaml is api/openapi.yaml, byte for byte,
+// with an ETag that revalidates.
+func TestOpenAPIServed(t *testing.T) {
+	want, err := os.ReadFile("../../api/openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := newTestServer(t, Options{})
+	r := do(t, s, http.MethodGet, feed.PathOpenAPI)
+	if r.code != http.StatusOK || !bytes.Equal(r.body, want) || r.header.Get("Content-Type") != "application/yaml" {
+		t.Fatalf("status %d, Content-Type %q, %d bytes; want 200, application/yaml, the %d bytes of api/openapi.yaml",
+			r.code, r.header.Get("Content-Type"), len(r.body), len(want))
+	}
+	if r2 := do(t, s, http.MethodGet, feed.PathOpenAPI, "If-None-Match", r.header.Get("ETag")); r2.code != http.StatusNotModified {
+		t.Errorf("revalidation: %d, want 304", r2.code)
+	}
+}
