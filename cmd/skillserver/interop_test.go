@@ -92,6 +92,12 @@ func skillsCLI(t *testing.T, npx, dir string, args ...string) (string, error) {
 // scratch TMPDIR too: `skills use` leaves its download there.
 func skillsCLIStdout(t *testing.T, npx, dir string, args ...string) (stdout []byte, combined string, err error) {
 	t.Helper()
+	return skillsCLIEnv(t, npx, dir, nil, args...)
+}
+
+// skillsCLIEnv is skillsCLIStdout with extra environment variables.
+func skillsCLIEnv(t *testing.T, npx, dir string, extraEnv []string, args ...string) (stdout []byte, combined string, err error) {
+	t.Helper()
 	home := t.TempDir()
 	tmp := t.TempDir()
 	cache, userconfig := npmCacheDir(t)
@@ -108,6 +114,7 @@ func skillsCLIStdout(t *testing.T, npx, dir string, args ...string) (stdout []by
 	// exec.Cmd keeps the last value of a duplicate key.
 	env = append(env, "HOME="+home, "TMPDIR="+tmp, "DISABLE_TELEMETRY=1", "DO_NOT_TRACK=1",
 		"NO_COLOR=1", "npm_config_update_notifier=false", "npm_config_fund=false")
+	env = append(env, extraEnv...)
 	if cache != "" {
 		env = append(env, "npm_config_cache="+cache)
 	}

@@ -64,6 +64,9 @@ const (
 	PathAPICatalog = "/.well-known/api-catalog"
 	// PathOpenAPI serves api/openapi.yaml, the description of every route.
 	PathOpenAPI = "/openapi.yaml"
+	// PathFind is the search the skills CLI's `find` command calls
+	// (${SKILLS_API_URL}/api/search).
+	PathFind = "/api/search"
 	// PathHealth is the health probe with the snapshot's counts.
 	PathHealth = "/health"
 )

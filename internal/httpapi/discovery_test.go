@@ -89,3 +89,72 @@ func TestOpenAPIServed(t *testing.T) {
 		t.Errorf("revalidation: %d, want 304", r2.code)
 	}
 }
+
+// TestFindCountsInstalls: /api/search ranks as /api/v1/skills, names this
+// server as every hit's source, and counts whole GETs of SKILL.md and
+// archive.zip, not HEAD, Range, 304 or resources.
+func TestFindCountsInstalls(t *testing.T) {
+	const base = "https://skills.example.com"
+	s, snap := newTestServer(t, Options{BaseURL: base})
+	find := func(target string) feed.FindResults {
+		t.Helper()
+		r := do(t, s, http.MethodGet, target)
+		if r.code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", target, r.code, r.body)
+		}
+		var got feed.FindResults
+		if err := json.Unmarshal(r.body, &got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	var ranked []feed.Summary
+	if r := do(t, s, http.MethodGet, "/api/v1/skills?q=review"); json.Unmarshal(r.body, &ranked) != nil || len(ranked) == 0 {
+		t.Fatalf("search: %s", r.body)
+	}
+	got := find("/api/search?q=review&limit=20")
+	if len(got.Skills) != len(ranked) {
+		t.Fatalf("find has %d hits, search %d", len(got.Skills), len(ranked))
+	}
+	for i, h := range got.Skills {
+		if h.Name != ranked[i].Name || h.ID != h.Name || h.Source != base || h.Installs != 0 {
+			t.Errorf("hit %d = %+v, want %s from %s with 0 installs", i, h, ranked[i].Name, base)
+		}
+	}
+	if n := len(find("/api/search?q=&limit=1").Skills); n != 1 {
+		t.Errorf("limit=1 gave %d hits", n)
+	}
+	if r := do(t, s, http.MethodGet, "/api/search?q=x&limit=-1"); r.code != http.StatusBadRequest {
+		t.Errorf("limit=-1: %d, want 400", r.code)
+	}
+
+	k8s, _ := snap.Skill("k8s-deploy")
+	etag := k8s.Latest.Archive.ETag()
+	counted := []string{
+		"/api/v1/skills/k8s-deploy/1.2.0/archive.zip",
+		"/api/v1/skills/k8s-deploy/1.2.0/archive.zip?digest=" + string(k8s.Latest.Archive),
+		"/api/v1/skills/k8s-deploy/1.0.0/SKILL.md",
+		"/.well-known/agent-skills/k8s-deploy/SKILL.md",
+		"/.well-known/skills/k8s-deploy/SKILL.md",
+	}
+	for _, p := range counted {
+		if r := do(t, s, http.MethodGet, p); r.code != http.StatusOK {
+			t.Fatalf("GET %s: %d", p, r.code)
+		}
+	}
+	notCounted := []struct{ method, path, h, v string }{
+		{http.MethodHead, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "", ""},
+		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "Range", "bytes=0-9"},
+		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "If-None-Match", etag},
+		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/scripts/deploy.sh", "", ""},
+		{http.MethodGet, "/api/v1/skills/k8s-deploy/9.9.9/archive.zip", "", ""},
+	}
+	for _, c := range notCounted {
+		do(t, s, c.method, c.path, c.h, c.v)
+	}
+	for _, h := range find("/api/search?q=k8s-deploy").Skills {
+		if h.Name == "k8s-deploy" && h.Installs != uint64(len(counted)) {
+			t.Errorf("k8s-deploy installs = %d, want %d", h.Installs, len(counted))
+		}
+	}
+}

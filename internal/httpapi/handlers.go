@@ -48,6 +48,9 @@ type artifact struct {
 	digest      content.Digest      // "" when the current snapshot does not serve key
 	contentType string
 	missing     error // why the current snapshot does not serve it
+	// install names the skill a download of this artifact installs
+	// (SKILL.md or archive.zip); "" for other files.
+	install string
 }
 
 // skillVersion resolves {name}/{version} in snap; the error says what is
@@ -140,7 +143,7 @@ func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
 	name, _ := param(r, "name")
 	a := artifact{contentType: markdownContentType}
 	if sk, ok := snap.Skill(name); ok {
-		a.digest = sk.Latest.SkillMD
+		a.digest, a.install = sk.Latest.SkillMD, name
 	} else {
 		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
 	}
@@ -177,9 +180,9 @@ func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file st
 	switch {
 	case err != nil:
 	case file == skill.FileName:
-		a.digest = v.SkillMD
+		a.digest, a.install = v.SkillMD, name
 	case file == feed.ArchiveFile && v.Type == item.TypeArchive:
-		a.digest = v.Archive
+		a.digest, a.install = v.Archive, name
 	case file == feed.ArchiveFile:
 		a.missing = fmt.Errorf("%w: skill %q version %q is a lone SKILL.md and has no archive", errNotFound, name, version)
 	default:
@@ -277,6 +280,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	h.Set("Content-Type", a.contentType)
 	h.Set("ETag", a.digest.ETag())
 	setArtifactSecurity(h)
+	s.installs.count(r, a.install, a.digest)
 	s.serveBytes(w, r, body)
 }
 

@@ -156,7 +156,7 @@ func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
 	case !found || !ok:
 		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
 	case file == skill.FileName:
-		a.digest = sk.Latest.SkillMD
+		a.digest, a.install = sk.Latest.SkillMD, name
 	default:
 		if res, ok := sk.Latest.Resource(file); ok {
 			a.digest = res.Digest

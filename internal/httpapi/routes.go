@@ -38,6 +38,8 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathSkillSearch, s.handleSearch(false))
 	r.Post(feed.PathCheckUpdates, s.handleCheckUpdates)
 	get(r, feed.PathSubagentSearch, s.handleSearch(true))
+	// The same ranking for the skills CLI's `find` (SKILLS_API_URL).
+	get(r, feed.PathFind, s.handleFind)
 
 	// Discovery of the above: the RFC 9727 API catalog and the OpenAPI
 	// description it names.

@@ -99,6 +99,8 @@ type Server struct {
 	ready   atomic.Bool
 	router  chi.Router
 	handler http.Handler
+	// installs counts downloads per skill for the find route.
+	installs installCounts
 }
 
 // NewServer returns a Server reading snapshots from cat.

@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
+)
+
+// installCounts counts, per skill name, the downloads that look like an
+// install: a GET of a version's whole SKILL.md or archive.zip (under the
+// read API, the RFC feed's latest SKILL.md or the legacy layout), not a
+// HEAD, a Range request or a revalidation that a 304 answers. Resources
+// and blobs are not counted: an install fetches one of the two first. The
+// counts live in memory: they restart at 0 with the process and each
+// replica keeps its own. Only names the snapshot publishes are counted, so
+// the map is bounded by the names ever published.
+type installCounts struct {
+	m sync.Map // skill name -> *atomic.Uint64
+}
+
+// count adds one download of name's artifact with digest d, when r is one.
+func (c *installCounts) count(r *http.Request, name string, d content.Digest) {
+	if name == "" || r.Method != http.MethodGet || r.Header.Get("Range") != "" || r.Header.Get("If-None-Match") == d.ETag() {
+		return
+	}
+	v, ok := c.m.Load(name)
+	if !ok {
+		v, _ = c.m.LoadOrStore(name, new(atomic.Uint64))
+	}
+	v.(*atomic.Uint64).Add(1)
+}
+
+// get is name's count.
+func (c *installCounts) get(name string) uint64 {
+	if v, ok := c.m.Load(name); ok {
+		return v.(*atomic.Uint64).Load()
+	}
+	return 0
+}
+
+// handleFind answers GET /api/search?q=&limit= for the skills CLI's
+// `find`: the same ranking as GET /api/v1/skills, at most limit (default
+// 20, at most 100) skills.
+func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
+	snap := s.snapshot(w, r)
+	if snap == nil {
+		return
+	}
+	base, err := s.documentBase(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	limit, err := intParam(r, "limit", defaultTake)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hits := snap.Feed().SearchSkills(query(r).Get("q"))
+	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, maxTake), s.installs.get), "no-store")
+}
