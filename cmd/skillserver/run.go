@@ -110,7 +110,7 @@ func loadConfig(name string, args []string, getenv func(string) string, stdout, 
 // default directory means none of that kind, a missing configured one is an
 // error.
 func source(cfg *config.Config) (catalog.Source, error) {
-	src := catalog.Source{PageSize: cfg.PageSize, Server: feed.ServerInfo{
+	src := catalog.Source{PageSize: cfg.PageSize, Provenance: cfg.Provenance, Server: feed.ServerInfo{
 		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: build().Version,
 	}, Limits: scan.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,

@@ -7,6 +7,7 @@ import (
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/provenance"
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -23,6 +24,8 @@ type Source struct {
 	PageSize int
 	// Server describes this server in the agent card.
 	Server feed.ServerInfo
+	// Provenance reads, on every build, the git checkout holding SkillsDir.
+	Provenance bool
 }
 
 // Snapshot is one immutable, complete view of the catalogue. Everything a
@@ -36,6 +39,9 @@ type Snapshot struct {
 	// AgentsConfigured is false when no sub-agent source is configured.
 	AgentsConfigured bool
 	ScanDuration     time.Duration
+	// Provenance is the git checkout the skills root was read from: nil
+	// when Source.Provenance is off or the root is in no checkout.
+	Provenance *provenance.Source
 
 	// Rescanned counts top-level entries scanned rather than reused;
 	// FileCacheHits and FileCacheMisses count files taken from the cache
@@ -129,6 +135,13 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		scanned: r, skillEntries: r.SkillEntries, agentEntries: r.AgentEntries,
 		partial: r.Partial, rescannedSkills: r.RescannedSkills, rescannedAgents: r.RescannedAgents}
 	snap.derive(in.prev)
+	if src.Provenance && src.SkillsDir != "" {
+		// Read after the scan: a checkout that moves during it is named
+		// by its newer commit, which the next reload scans.
+		if p, err := provenance.Read(src.SkillsDir); err == nil {
+			snap.Provenance = &p
+		}
+	}
 	snap.feed = feed.New(feed.Input{Generation: snap.Generation, Source: snap, Skills: snap.Skills, Agents: snap.Agents,
 		AgentsConfigured: snap.AgentsConfigured, PageSize: src.PageSize, Server: src.Server, Shared: in.docs})
 	snap.ScanDuration = time.Since(start)

@@ -18,6 +18,7 @@ import (
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/provenance"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -448,6 +449,8 @@ type infoBody struct {
 	Skills        int    `json:"skills"`
 	SkillVersions int    `json:"skillVersions"`
 	Problems      int    `json:"problems"`
+	// Source is the git checkout the skills were read from (provenance).
+	Source *provenance.Source `json:"source,omitempty"`
 }
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
@@ -461,6 +464,7 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 		Skills:        len(snap.Skills),
 		SkillVersions: snap.VersionCount(),
 		Problems:      len(snap.Problems),
+		Source:        snap.Provenance,
 	})
 }
 
