@@ -1,5 +1,7 @@
 package feed
 
+import "strings"
+
 // APICatalogProfile is the profile of an RFC 9727 API catalog, sent as
 // the profile parameter of its media type, application/linkset+json.
 const APICatalogProfile = "https://www.rfc-editor.org/info/rfc9727"
@@ -50,4 +52,18 @@ func APICatalog(base string) Linkset {
 		ls.Linkset = append(ls.Linkset, LinkContext{Anchor: api.Href, ServiceDesc: desc, Status: status})
 	}
 	return ls
+}
+
+// RootLinks is the Link header value of PathRoot (RFC 8288): the API
+// catalog (RFC 9727 §3), the OpenAPI description and the entry points the
+// catalog lists, root-relative, so it does not depend on the base.
+func RootLinks() string {
+	links := []string{
+		"<" + PathAPICatalog + `>; rel="api-catalog"`,
+		"<" + PathOpenAPI + `>; rel="service-desc"; type="application/yaml"`,
+	}
+	for _, api := range catalogAPIs {
+		links = append(links, "<"+api.Href+`>; rel="item"; type="`+api.Type+`"`)
+	}
+	return strings.Join(links, ", ")
 }

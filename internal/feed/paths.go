@@ -59,6 +59,9 @@ const (
 	// PathLegacyFile is a file of a skill's latest version in the legacy
 	// v0.1 layout.
 	PathLegacyFile = "/.well-known/skills/{name}/*"
+	// PathRoot answers with Link headers to the API catalog and the entry
+	// points, for clients that start from the host name.
+	PathRoot = "/"
 	// PathAPICatalog is the RFC 9727 API catalog: a linkset naming the
 	// feeds and APIs above and the OpenAPI description of them.
 	PathAPICatalog = "/.well-known/api-catalog"

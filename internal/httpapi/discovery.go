@@ -46,3 +46,18 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	h.Set("ETag", openAPIDigest.ETag())
 	s.serveBytes(w, r, api.OpenAPI)
 }
+
+// rootLinks is the Link header of PathRoot, the same for every request.
+var rootLinks = feed.RootLinks()
+
+// handleRoot answers / with Link headers to the API catalog, the OpenAPI
+// description and the entry points, and a line of text saying so.
+func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Link", rootLinks)
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", cacheShort)
+	s.serveBytes(w, r, rootBody)
+}
+
+var rootBody = []byte("skillserver: the API catalog is at " + feed.PathAPICatalog + " (see the Link header)\n")

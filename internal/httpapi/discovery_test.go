@@ -158,3 +158,21 @@ func TestFindCountsInstalls(t *testing.T) {
 		}
 	}
 }
+
+// TestRootLinks: / links to the API catalog, the description and every
+// entry point, and each link answers 200.
+func TestRootLinks(t *testing.T) {
+	s, _ := newTestServer(t, Options{})
+	r := do(t, s, http.MethodGet, "/")
+	link := r.header.Get("Link")
+	if r.code != http.StatusOK || !strings.Contains(link, `</.well-known/api-catalog>; rel="api-catalog"`) ||
+		!strings.Contains(link, `</openapi.yaml>; rel="service-desc"`) {
+		t.Fatalf("GET /: %d, Link %q", r.code, link)
+	}
+	for _, l := range strings.Split(link, ", ") {
+		target := strings.TrimPrefix(l[:strings.IndexByte(l, '>')], "<")
+		if got := do(t, s, http.MethodGet, target); got.code != http.StatusOK {
+			t.Errorf("Link %s: GET %d", l, got.code)
+		}
+	}
+}

@@ -43,6 +43,7 @@ func (s *Server) routes(r chi.Router) {
 
 	// Discovery of the above: the RFC 9727 API catalog and the OpenAPI
 	// description it names.
+	get(r, feed.PathRoot, s.handleRoot)
 	get(r, feed.PathAPICatalog, s.handleAPICatalog)
 	get(r, feed.PathOpenAPI, s.handleOpenAPI)
 
