@@ -2,12 +2,10 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/provenance"
 )
 
@@ -16,31 +14,10 @@ import (
 // commit and the root's path, as git itself reports them; with
 // --provenance=false it names nothing.
 func TestInfoNamesTheCheckout(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
 	top := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gitBin, args...)
-		cmd.Dir = top
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { return fixture.Git(t, top, args...) }
 	skills := filepath.Join(top, "team", "skills")
-	if err := os.MkdirAll(filepath.Join(skills, "demo"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	md := "---\nname: demo\ndescription: A demo skill.\n---\nBody.\n"
-	if err := os.WriteFile(filepath.Join(skills, "demo", "SKILL.md"), []byte(md), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fixture.WriteFile(t, filepath.Join(skills, "demo", "SKILL.md"), "---\nname: demo\ndescription: A demo skill.\n---\nBody.\n", 0o644)
 	git("init", "-q", "-b", "main")
 	git("remote", "add", "origin", "https://x-token:secret@example.com/team/skills.git")
 	git("add", ".")

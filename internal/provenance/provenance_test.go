@@ -3,23 +3,13 @@ package provenance
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 const commit = "0123456789abcdef0123456789abcdef01234567"
-
-func write(t *testing.T, p, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 const config = `[core]
 	bare = false
@@ -45,32 +35,30 @@ func TestRead(t *testing.T) {
 		want   Source
 	}{
 		{"loose ref", func(t *testing.T, top string) string {
-			write(t, filepath.Join(top, ".git/HEAD"), "ref: refs/heads/main\n")
-			write(t, filepath.Join(top, ".git/refs/heads/main"), commit+"\n")
-			write(t, filepath.Join(top, ".git/config"), config)
+			fixture.WriteFile(t, filepath.Join(top, ".git/HEAD"), "ref: refs/heads/main\n", 0o644)
+			fixture.WriteFile(t, filepath.Join(top, ".git/refs/heads/main"), commit+"\n", 0o644)
+			fixture.WriteFile(t, filepath.Join(top, ".git/config"), config, 0o644)
 			return filepath.Join(top, "skills")
 		}, Source{Repository: "https://example.com/team/skills.git", Commit: commit, Path: "skills"}},
 		{"packed ref, other remote", func(t *testing.T, top string) string {
-			write(t, filepath.Join(top, ".git/HEAD"), "ref: refs/heads/dev\n")
-			write(t, filepath.Join(top, ".git/packed-refs"), "# pack-refs with: peeled fully-peeled sorted\n"+commit+" refs/heads/dev\n")
-			write(t, filepath.Join(top, ".git/config"), config)
+			fixture.WriteFile(t, filepath.Join(top, ".git/HEAD"), "ref: refs/heads/dev\n", 0o644)
+			fixture.WriteFile(t, filepath.Join(top, ".git/packed-refs"), "# pack-refs with: peeled fully-peeled sorted\n"+commit+" refs/heads/dev\n", 0o644)
+			fixture.WriteFile(t, filepath.Join(top, ".git/config"), config, 0o644)
 			return top
 		}, Source{Repository: "git@example.com:team/skills.git", Commit: commit}},
 		{"detached, no remote", func(t *testing.T, top string) string {
-			write(t, filepath.Join(top, ".git/HEAD"), commit+"\n")
+			fixture.WriteFile(t, filepath.Join(top, ".git/HEAD"), commit+"\n", 0o644)
 			return filepath.Join(top, "a", "b")
 		}, Source{Commit: commit, Path: "a/b"}},
 		{"git-sync worktree", func(t *testing.T, top string) string {
 			wt := filepath.Join(top, ".worktrees", commit)
-			write(t, filepath.Join(top, ".git/config"), config)
-			write(t, filepath.Join(top, ".git/worktrees", commit, "HEAD"), commit+"\n")
-			write(t, filepath.Join(top, ".git/worktrees", commit, "commondir"), "../..\n")
-			write(t, filepath.Join(wt, ".git"), "gitdir: "+filepath.Join(top, ".git/worktrees", commit)+"\n")
-			write(t, filepath.Join(wt, "skills/x/SKILL.md"), "")
+			fixture.WriteFile(t, filepath.Join(top, ".git/config"), config, 0o644)
+			fixture.WriteFile(t, filepath.Join(top, ".git/worktrees", commit, "HEAD"), commit+"\n", 0o644)
+			fixture.WriteFile(t, filepath.Join(top, ".git/worktrees", commit, "commondir"), "../..\n", 0o644)
+			fixture.WriteFile(t, filepath.Join(wt, ".git"), "gitdir: "+filepath.Join(top, ".git/worktrees", commit)+"\n", 0o644)
+			fixture.WriteFile(t, filepath.Join(wt, "skills/x/SKILL.md"), "", 0o644)
 			link := filepath.Join(top, "link")
-			if err := os.Symlink(wt, link); err != nil {
-				t.Fatal(err)
-			}
+			fixture.Symlink(t, wt, link)
 			return filepath.Join(link, "skills")
 		}, Source{Repository: "https://example.com/team/skills.git", Commit: commit, Path: "skills"}},
 	} {
@@ -100,26 +88,11 @@ func TestReadNotACheckout(t *testing.T) {
 
 // TestReadMatchesGit compares Read with git itself on a real repository.
 func TestReadMatchesGit(t *testing.T) {
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
 	dir := t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(gitBin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { return fixture.Git(t, dir, args...) }
 	git("init", "-q", "-b", "main")
 	git("remote", "add", "origin", "https://token@example.com/team/skills.git")
-	write(t, filepath.Join(dir, "skills/x/SKILL.md"), "x\n")
+	fixture.WriteFile(t, filepath.Join(dir, "skills/x/SKILL.md"), "x\n", 0o644)
 	git("add", ".")
 	git("commit", "-q", "-m", "one")
 	git("pack-refs", "--all")
