@@ -25,8 +25,9 @@ func build() httpapi.BuildInfo {
 }
 
 // resolveBuild fills what the linker flags left unset from the binary's
-// build info: the main module's version (a tag, for `go install ...@tag`;
-// "(devel)" in a plain checkout build, which is not a version), and the
+// build info: the main module's version (the tag for `go install ...@tag`;
+// in a checkout build the tag at HEAD or a pseudo-version, "(devel)" when
+// the go command could not read the checkout, which is not a version), and the
 // vcs.revision and vcs.time the go command stamps into a build from a
 // checkout. A revision built with uncommitted changes ends in "-dirty".
 func resolveBuild(ver, rev, date string, info *debug.BuildInfo) httpapi.BuildInfo {
