@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+	"unicode"
 
 	"github.com/skillserver/skillserver/internal/feed"
 )
@@ -62,4 +69,122 @@ func TestInteropSkillsFind(t *testing.T) {
 		t.Errorf("second skills find: %v\n%s", err, out)
 	}
 	t.Logf("skills find k8s-deploy after one install:\n%s", out)
+}
+
+// TestInteropSkillsFindInteractive drives the real `skills find` in a
+// terminal (a pty from script(1)): it types a query, waits for this
+// server's result, chooses it, and answers the install prompts with their
+// defaults (project scope, symlink, proceed). The CLI then installs the
+// skill from the source this server gave. Each key is sent once the
+// prompt it answers has been printed.
+func TestInteropSkillsFindInteractive(t *testing.T) {
+	npx := requireInterop(t)
+	scriptBin, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("script(1) is not installed; it provides the terminal")
+	}
+	skillsRoot, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skillsRoot, "--agents", agents)
+	dir := t.TempDir()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cli := strings.Join([]string{npx, "-y", "-p", skillsCLINode, "-p", skillsCLIPkg, "--", "skills", "find"}, " ")
+	cmd := exec.CommandContext(ctx, scriptBin, "-qfec", cli, os.DevNull)
+	cmd.Dir = dir
+	cmd.Env = cliEnv(t, []string{"SKILLS_API_URL=" + ts.URL, "TERM=xterm", "COLUMNS=160", "LINES=50"})
+	cmd.WaitDelay = 10 * time.Second
+	// Its own process group, so the CLI's node processes under script end
+	// with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		}
+	}()
+
+	var seen strings.Builder
+	buf := make([]byte, 4096)
+	from := 0 // what the terminal printed before this is answered
+	// waitFor reads the terminal until it prints one of wants after from,
+	// and returns it.
+	waitFor := func(wants ...string) string {
+		t.Helper()
+		for {
+			text := letters(ansiRE.ReplaceAllString(seen.String(), ""))
+			best, at := "", -1
+			for _, w := range wants {
+				if k := strings.Index(text[min(from, len(text)):], letters(w)); k >= 0 && (at < 0 || k < at) {
+					best, at = w, k
+				}
+			}
+			if at >= 0 {
+				from += at + len(letters(best))
+				return best
+			}
+			n, err := stdout.Read(buf)
+			seen.Write(buf[:n])
+			if err != nil {
+				t.Fatalf("terminal closed before %q: %v\n%s", wants, err, ansiRE.ReplaceAllString(seen.String(), ""))
+			}
+		}
+	}
+	send := func(keys string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, keys); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor("Search skills:")
+	send("kube")
+	waitFor("k8s-deploy " + ts.URL)
+	send("\r")
+	waitFor("Installing k8s-deploy from " + ts.URL)
+	// The prompts depend on the agents the CLI detects; each is answered
+	// with its default.
+	prompts := []string{"Which agents do you want to install to?", "Installation scope", "Installation method", "Proceed with installation?"}
+	for waitFor(append(prompts, "Done!")...) != "Done!" {
+		send("\r")
+	}
+	// What follows offers the vendor's own skill: Ctrl-C declines it and
+	// ends the CLI (script(1) ran it in a session of its own, out of reach
+	// of a kill of script's process group), before its folders are removed.
+	waitFor("find-skills")
+	send("\x03")
+	if err := cmd.Wait(); err != nil {
+		t.Logf("skills find after Ctrl-C: %v", err)
+	}
+
+	for _, s := range ts.index(t).Skills {
+		if s.Name == "k8s-deploy" {
+			checkInstalled(t, skillsRoot, filepath.Join(dir, ".agents", "skills", "k8s-deploy"), s.Name, s.Version)
+		}
+	}
+	if t.Failed() {
+		t.Logf("terminal:\n%s", ansiRE.ReplaceAllString(seen.String(), ""))
+	}
+}
+
+// letters keeps the letters and digits of s: the CLI redraws its prompts
+// in place, so the text between them is cursor movement and box drawing.
+func letters(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return -1
+	}, s)
 }

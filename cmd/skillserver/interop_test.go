@@ -98,6 +98,33 @@ func skillsCLIStdout(t *testing.T, npx, dir string, args ...string) (stdout []by
 // skillsCLIEnv is skillsCLIStdout with extra environment variables.
 func skillsCLIEnv(t *testing.T, npx, dir string, extraEnv []string, args ...string) (stdout []byte, combined string, err error) {
 	t.Helper()
+	env := cliEnv(t, extraEnv)
+	ctx, cancel := context.WithTimeout(t.Context(), interopTimeout)
+	defer cancel()
+	full := append([]string{"-y", "-p", skillsCLINode, "-p", skillsCLIPkg, "--", "skills"}, args...)
+	cmd := exec.CommandContext(ctx, npx, full...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.WaitDelay = 10 * time.Second // do not hang on a child holding the pipe
+	// Two pipes, so two goroutines write: the combined buffer is locked.
+	var out syncBuffer
+	var stdoutBuf bytes.Buffer
+	cmd.Stdout = io.MultiWriter(&out, &stdoutBuf)
+	cmd.Stderr = &out
+	start := time.Now()
+	err = cmd.Run()
+	t.Logf("npx %s: %v in %s", strings.Join(full, " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
+	if ctx.Err() != nil {
+		err = errors.Join(err, ctx.Err())
+	}
+	return stdoutBuf.Bytes(), ansiRE.ReplaceAllString(out.String(), ""), err
+}
+
+// cliEnv is the environment the CLI runs with: the user's, minus the XDG
+// folders, with a scratch HOME and TMPDIR, telemetry off, the user's npm
+// cache and configuration, and extraEnv last.
+func cliEnv(t *testing.T, extraEnv []string) []string {
+	t.Helper()
 	home := t.TempDir()
 	tmp := t.TempDir()
 	cache, userconfig := npmCacheDir(t)
@@ -123,25 +150,7 @@ func skillsCLIEnv(t *testing.T, npx, dir string, extraEnv []string, args ...stri
 		env = append(env, "npm_config_userconfig="+userconfig)
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), interopTimeout)
-	defer cancel()
-	full := append([]string{"-y", "-p", skillsCLINode, "-p", skillsCLIPkg, "--", "skills"}, args...)
-	cmd := exec.CommandContext(ctx, npx, full...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.WaitDelay = 10 * time.Second // do not hang on a child holding the pipe
-	// Two pipes, so two goroutines write: the combined buffer is locked.
-	var out syncBuffer
-	var stdoutBuf bytes.Buffer
-	cmd.Stdout = io.MultiWriter(&out, &stdoutBuf)
-	cmd.Stderr = &out
-	start := time.Now()
-	err = cmd.Run()
-	t.Logf("npx %s: %v in %s", strings.Join(full, " "), errOrOK(err), time.Since(start).Round(time.Millisecond))
-	if ctx.Err() != nil {
-		err = errors.Join(err, ctx.Err())
-	}
-	return stdoutBuf.Bytes(), ansiRE.ReplaceAllString(out.String(), ""), err
+	return env
 }
 
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
