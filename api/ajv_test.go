@@ -31,13 +31,7 @@ const legacyTupleError = `error: strict mode: "prefixItems" is 1-tuple, but minI
 // again with only strictTuples off). Needs npx; runs with
 // SKILLSERVER_INTEROP=1, as `make test` does.
 func TestSchemasCompileUnderAjvStrict(t *testing.T) {
-	if os.Getenv("SKILLSERVER_INTEROP") != "1" {
-		t.Skip("runs ajv through npx; enable with SKILLSERVER_INTEROP=1 (make test does)")
-	}
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Fatalf("SKILLSERVER_INTEROP=1 but npx is not on PATH: %v", err)
-	}
+	npx := requireNpx(t, "ajv")
 	files, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no schemas: %v", err)
@@ -79,6 +73,20 @@ func TestSchemasCompileUnderAjvStrict(t *testing.T) {
 	if t.Failed() {
 		t.Logf("ajv printed:\n%s", out)
 	}
+}
+
+// requireNpx skips the test unless SKILLSERVER_INTEROP=1, and returns
+// npx, which runs tool.
+func requireNpx(t *testing.T, tool string) string {
+	t.Helper()
+	if os.Getenv("SKILLSERVER_INTEROP") != "1" {
+		t.Skip("runs " + tool + " through npx; enable with SKILLSERVER_INTEROP=1 (make test does)")
+	}
+	npx, err := exec.LookPath("npx")
+	if err != nil {
+		t.Fatalf("SKILLSERVER_INTEROP=1 but npx is not on PATH: %v", err)
+	}
+	return npx
 }
 
 func kindOf(file string) string {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,13 +24,7 @@ var expectedLint = []string{"oas3-unused-component components.responses.MethodNo
 // openapi.yaml: no errors, and no warnings beyond expectedLint. Needs
 // npx; runs with SKILLSERVER_INTEROP=1, as `make test` does.
 func TestOpenAPILint(t *testing.T) {
-	if os.Getenv("SKILLSERVER_INTEROP") != "1" {
-		t.Skip("runs Spectral through npx; enable with SKILLSERVER_INTEROP=1 (make test does)")
-	}
-	npx, err := exec.LookPath("npx")
-	if err != nil {
-		t.Fatalf("SKILLSERVER_INTEROP=1 but npx is not on PATH: %v", err)
-	}
+	npx := requireNpx(t, "Spectral")
 	spec, err := filepath.Abs(openAPIFile)
 	if err != nil {
 		t.Fatal(err)
