@@ -54,7 +54,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			secret, _ = bearerToken(r.Header.Get("Authorization"))
+			var ok bool
+			if secret, ok = bearerToken(r.Header.Get("Authorization")); !ok {
+				secret = "" // another scheme carries no read token
+			}
 		}
 		if secret == "" {
 			s.refuse(w, r, "missing", errNoReadToken)
@@ -165,8 +168,13 @@ func (w *privateWriter) private() {
 	}
 	w.done = true
 	h := w.Header()
-	if cc, ok := strings.CutPrefix(h.Get("Cache-Control"), "public"); ok {
-		h.Set("Cache-Control", "private"+cc)
+	cc := h.Get("Cache-Control")
+	if rest, ok := strings.CutPrefix(cc, "public"); ok {
+		h.Set("Cache-Control", "private"+rest)
+	} else if cc == "" {
+		// A path-form request has no Authorization header to keep shared
+		// caches away (RFC 9111 §3.5): say it.
+		h.Set("Cache-Control", "private")
 	}
 }
 
