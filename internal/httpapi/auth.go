@@ -49,11 +49,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		secret, rest, pathForm := cutTokenPrefix(r.URL)
+		if pathForm && openRoutes[rest.Path] {
+			r2 := *r
+			r2.URL = rest
+			r = &r2
+		}
+		if openRoutes[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
 		if !pathForm {
-			if openRoutes[r.URL.Path] {
-				next.ServeHTTP(w, r)
-				return
-			}
 			var ok bool
 			if secret, ok = bearerToken(r.Header.Get("Authorization")); !ok {
 				secret = "" // another scheme carries no read token
