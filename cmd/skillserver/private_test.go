@@ -317,6 +317,10 @@ func TestPrivateFeedScopedToken(t *testing.T) {
 	if got := strings.Join(names, ","); got != "code_review,k8s_deploy" {
 		t.Errorf("scoped agent card lists %s", got)
 	}
+	var info struct{ Skills, SkillVersions int }
+	if err := json.Unmarshal(get200(t, ts.URL+"/api/v1/info", team), &info); err != nil || info.Skills != 2 || info.SkillVersions != 4 {
+		t.Errorf("scoped info counts %+v (%v), want 2 skills, 4 versions", info, err)
+	}
 	_, body := fetch(t, "POST", ts.URL+"/api/v1/skills/check-updates", team, `[{"name":"release-notes","version":"0"},{"name":"code-review","version":"0"}]`)
 	var checks []struct {
 		Name  string

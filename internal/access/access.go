@@ -182,4 +182,3 @@ func (s *Set) Names() []string {
 	}
 	return out
 }
-

@@ -449,7 +449,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	body := healthBody{Status: "healthy", Version: s.opts.Build.Version}
 	status := http.StatusOK
 	if snap := s.cat.Current(); snap != nil {
-		body.Generation, body.Skills = snap.Generation, len(snap.Skills)
+		body.Generation, body.Skills = snap.Generation, len(view(r, snap.Feed()).Skills)
 	} else {
 		body.Status, status = "starting", http.StatusServiceUnavailable
 	}
@@ -469,13 +469,22 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, infoBody{
+	body := infoBody{
 		BuildInfo:     s.opts.Build,
 		Generation:    snap.Generation,
 		Skills:        len(snap.Skills),
 		SkillVersions: snap.VersionCount(),
 		Problems:      len(snap.Problems),
-	})
+	}
+	// A scoped reader counts only its own items; the tree's problems are
+	// not its business.
+	if f := view(r, snap.Feed()); f.Scoped() {
+		body.Skills, body.SkillVersions, body.Problems = len(f.Skills), 0, 0
+		for _, sk := range f.Skills {
+			body.SkillVersions += len(sk.Versions)
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
