@@ -297,25 +297,16 @@ func TestPrivateFeedScopedToken(t *testing.T) {
 	if got := strings.Join(names, ","); got != "code-review,k8s-deploy" {
 		t.Fatalf("scoped index lists %s", got)
 	}
-	names = jsonStrings(t, get200(t, ts.URL+"/.well-known/skills/index.json", team), "name")
-	if got := strings.Join(names, ","); got != "code-review,k8s-deploy" {
-		t.Errorf("scoped legacy index lists %s", got)
-	}
-	names = jsonStrings(t, get200(t, ts.URL+"/skills/v1/pages/all.json", team), "name")
-	if got := strings.Join(names, ","); got != "code-review,k8s-deploy" {
-		t.Errorf("scoped tree page lists %s", got)
-	}
-	names = jsonStrings(t, get200(t, ts.URL+"/subagents/v1/pages/all.json", team), "name")
-	if got := strings.Join(names, ","); got != "changelog-reviewer" {
-		t.Errorf("scoped sub-agent page lists %s", got)
-	}
-	names = jsonStrings(t, get200(t, ts.URL+"/api/v1/skills", team), "name")
-	if got := strings.Join(names, ","); got != "code-review,k8s-deploy" {
-		t.Errorf("scoped search lists %s", got)
-	}
-	names = jsonStrings(t, get200(t, ts.URL+"/.well-known/agent-card.json", team), "id")
-	if got := strings.Join(names, ","); got != "code_review,k8s_deploy" {
-		t.Errorf("scoped agent card lists %s", got)
+	for _, tc := range []struct{ path, key, want string }{
+		{"/.well-known/skills/index.json", "name", "code-review,k8s-deploy"},
+		{"/skills/v1/pages/all.json", "name", "code-review,k8s-deploy"},
+		{"/subagents/v1/pages/all.json", "name", "changelog-reviewer"},
+		{"/api/v1/skills", "name", "code-review,k8s-deploy"},
+		{"/.well-known/agent-card.json", "id", "code_review,k8s_deploy"},
+	} {
+		if got := strings.Join(jsonStrings(t, get200(t, ts.URL+tc.path, team), tc.key), ","); got != tc.want {
+			t.Errorf("scoped %s lists %s, want %s", tc.path, got, tc.want)
+		}
 	}
 	var info struct{ Skills, SkillVersions int }
 	if err := json.Unmarshal(get200(t, ts.URL+"/api/v1/info", team), &info); err != nil || info.Skills != 2 || info.SkillVersions != 4 {
@@ -426,35 +417,16 @@ func TestSyncPrivateFeedWithBearer(t *testing.T) {
 	if _, err := anon.SyncSkills(t.Context()); err == nil {
 		t.Fatal("a sync without the key succeeded")
 	}
-	c := syncwalk.New(ts.URL)
-	c.Token = allSecret
-	rfc, err := c.SyncSkills(t.Context())
-	if err != nil {
-		t.Fatalf("skills pass: %v", err)
-	}
-	if err := c.SyncAgents(t.Context()); err != nil {
-		t.Fatalf("sub-agent pass: %v", err)
-	}
-	if err := c.WalkManifest(t.Context(), rfc); err != nil {
-		t.Fatalf("manifest walk: %v", err)
-	}
-	if len(c.Skills) != 5 || len(c.Agents) != 2 {
-		t.Errorf("synced %d skills, %d agents; want 5, 2", len(c.Skills), len(c.Agents))
-	}
-	team := syncwalk.New(ts.URL)
-	team.Token = teamSecret
-	rfc, err = team.SyncSkills(t.Context())
-	if err != nil {
-		t.Fatalf("scoped skills pass: %v", err)
-	}
-	if err := team.SyncAgents(t.Context()); err != nil {
-		t.Fatalf("scoped sub-agent pass: %v", err)
-	}
-	if err := team.WalkManifest(t.Context(), rfc); err != nil {
-		t.Fatalf("scoped manifest walk: %v", err)
-	}
-	if len(team.Skills) != 2 || len(team.Agents) != 1 {
-		t.Errorf("scoped sync: %d skills, %d agents; want 2, 1", len(team.Skills), len(team.Agents))
+	for _, tc := range []struct {
+		token          string
+		skills, agents int
+	}{{allSecret, 5, 2}, {teamSecret, 2, 1}} {
+		c := syncwalk.New(ts.URL)
+		c.Token = tc.token
+		syncPass(t, c)
+		if len(c.Skills) != tc.skills || len(c.Agents) != tc.agents {
+			t.Errorf("synced %d skills, %d agents; want %d, %d", len(c.Skills), len(c.Agents), tc.skills, tc.agents)
+		}
 	}
 	assertNoSecret(t, ts)
 }
