@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -429,4 +430,26 @@ func TestSyncPrivateFeedWithBearer(t *testing.T) {
 		}
 	}
 	assertNoSecret(t, ts)
+}
+
+// TestPrivateFeedMetricsListenerIsOpen: /metrics on its own listener needs
+// no read token (that listener is kept off the public network), while on
+// the main listener it does.
+func TestPrivateFeedMetricsListenerIsOpen(t *testing.T) {
+	skills, _ := exampleTree(t)
+	file := filepath.Join(t.TempDir(), "tokens")
+	writeTokens(t, file, "all "+allSecret+"\n")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--metrics-listen", addr)
+	if resp, body := fetch(t, "GET", "http://"+addr+"/metrics", "", ""); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_build_info") {
+		t.Errorf("metrics listener without a token: %d", resp.StatusCode)
+	}
+	if resp, _ := fetch(t, "GET", ts.URL+"/api/v1/info", "", ""); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("main listener without a token: %d, want 401", resp.StatusCode)
+	}
 }
