@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/syncwalk"
 )
 
@@ -394,6 +396,60 @@ func TestPrivateFeedTokenFileReload(t *testing.T) {
 		t.Errorf("after a bad reload the previous token answers %d, want 200", c)
 	}
 	assertNoSecret(t, ts)
+}
+
+// TestPrivateFeedSIGHUPReloadsTokens: with the file watch off, SIGHUP
+// re-reads the token file.
+func TestPrivateFeedSIGHUPReloadsTokens(t *testing.T) {
+	skills, _ := exampleTree(t)
+	file := filepath.Join(t.TempDir(), "tokens")
+	writeTokens(t, file, "all "+allSecret+"\n")
+	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--watch=false")
+	writeTokens(t, file, "new "+newSecret+"\n")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "SIGHUP loads the new token", func() error {
+		if resp, _ := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+newSecret, ""); resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("new token: %d", resp.StatusCode)
+		}
+		return nil
+	})
+	if resp, _ := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+allSecret, ""); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("removed token: %d, want 403", resp.StatusCode)
+	}
+	assertNoSecret(t, ts)
+}
+
+// TestPrivateFeedRetentionKeepsScope: after a reload replaced an
+// out-of-scope skill, its old pinned URL still answers the tokens that
+// see it (retention) and stays 404 for a scoped token.
+func TestPrivateFeedRetentionKeepsScope(t *testing.T) {
+	skills, agents := fixture.ExampleTree(t, "../..")
+	file := filepath.Join(t.TempDir(), "tokens")
+	writeTokens(t, file, "all "+allSecret+"\nteam "+teamSecret+" code-*\n")
+	ts := startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", file, "--watch-debounce", "10ms")
+	var old string
+	for _, s := range getIndex(t, ts.URL, "Bearer "+allSecret).Skills {
+		if s.Name == "release-notes" {
+			old = s.URL
+		}
+	}
+	mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), skillDoc("release-notes", ""))
+	eventually(t, 10*time.Second, "the edit is published", func() error {
+		for _, s := range getIndex(t, ts.URL, "Bearer "+allSecret).Skills {
+			if s.Name == "release-notes" && s.URL == old {
+				return fmt.Errorf("still the old version")
+			}
+		}
+		return nil
+	})
+	if resp, _ := fetch(t, "GET", old, "Bearer "+allSecret, ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("retained pinned URL for the full token: %d, want 200", resp.StatusCode)
+	}
+	if resp, _ := fetch(t, "GET", old, "Bearer "+teamSecret, ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("retained pinned URL of an out-of-scope skill for a scoped token: %d, want 404", resp.StatusCode)
+	}
 }
 
 // TestPrivateFeedBadTokenFileAtStartup: a malformed line stops startup

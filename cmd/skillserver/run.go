@@ -293,8 +293,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 				log.Info("read tokens reloaded", "file", tokens.Path(), "tokens", set.Names())
 			}
 		}
-		if err := reload.WatchFile(runCtx, tokens.Path(), reloadTokens); err != nil {
-			log.Warn("read token file watch unavailable; send SIGHUP after editing it", "error", err)
+		if cfg.Watch {
+			if err := reload.WatchFile(runCtx, tokens.Path(), reloadTokens); err != nil {
+				log.Warn("read token file watch unavailable; send SIGHUP after editing it", "error", err)
+			}
 		}
 	}
 	// A full rescan trigger also resumes the watch of a root that was gone.
