@@ -518,3 +518,65 @@ func TestInteropSkillsCLI(t *testing.T) {
 		}
 	})
 }
+
+// TestInteropSkillsCLIPrivateFeed installs every skill of a private feed
+// with the real `skills` CLI, which can send no header: the token rides
+// in the path (`skills add http://host/t/<token>`), and every URL of the
+// index it reads keeps it. A scoped token installs only its skills;
+// without a token nothing is installed.
+func TestInteropSkillsCLIPrivateFeed(t *testing.T) {
+	npx := requireInterop(t)
+	skillsRoot, _ := exampleTree(t)
+	ts, _ := startPrivate(t)
+	for _, tc := range []struct {
+		name, feed string
+		want       []string
+	}{
+		{"every skill", ts.URL + "/t/" + allSecret, []string{"code-review", "k8s-deploy", "release-notes", "support-triage", "windows-notes"}},
+		{"scoped token", ts.URL + "/t/" + teamSecret, []string{"code-review", "k8s-deploy"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out, err := skillsCLI(t, npx, dir, "add", tc.feed, "-y", "-a", "universal", "--skill", "*")
+			if err != nil {
+				t.Fatalf("skills add: %v\n%s", err, out)
+			}
+			installRoot := filepath.Join(dir, ".agents", "skills")
+			installed, err := installedNames(installRoot)
+			if err != nil || !slices.Equal(installed, tc.want) {
+				t.Fatalf("installed %v (%v), want %v\nCLI output:\n%s", installed, err, tc.want, out)
+			}
+			idx := getIndex(t, tc.feed, "")
+			for _, s := range idx.Skills {
+				checkInstalled(t, skillsRoot, filepath.Join(installRoot, s.Name), s.Name, s.Version)
+			}
+			t.Logf("CLI output:\n%s", out)
+		})
+	}
+	t.Run("no token", func(t *testing.T) {
+		dir := t.TempDir()
+		out, err := skillsCLI(t, npx, dir, "add", ts.URL, "-y", "-a", "universal", "--skill", "*")
+		if installed, _ := installedNames(filepath.Join(dir, ".agents", "skills")); len(installed) != 0 || err == nil || !strings.Contains(out, "HTTP 401") {
+			t.Errorf("without a token: installed %v, exit %v, want none, a failure and HTTP 401", installed, err)
+		}
+		t.Logf("without a token the CLI exits with %v:\n%s", err, out)
+	})
+	// What the CLI asked for, as the server logged it: paths with the
+	// token replaced, and never a refusal under a valid token.
+	var paths []string
+	for line := range strings.Lines(ts.Stderr.String()) {
+		var e struct {
+			Msg, Path, Token string
+			Status           int
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Msg == "request" && e.Token != "" {
+			paths = append(paths, e.Path)
+			if e.Status >= 400 && !strings.Contains(e.Path, "/.well-known/skills/") {
+				t.Errorf("%s answered %d under a valid token", e.Path, e.Status)
+			}
+		}
+	}
+	slices.Sort(paths)
+	t.Logf("the CLI requested:\n%s", strings.Join(slices.Compact(paths), "\n"))
+	assertNoSecret(t, ts)
+}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/feed"
@@ -213,6 +214,14 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
 	}
+	var tokens *access.File
+	if cfg.ReadTokensFile != "" {
+		if tokens, err = access.Open(cfg.ReadTokensFile); err != nil {
+			return fmt.Errorf("read_tokens_file: %w", err)
+		}
+		apiOpts.ReadTokens = tokens
+		log.Info("read tokens", "file", tokens.Path(), "tokens", tokens.Tokens().Names())
+	}
 	api := httpapi.NewServer(cat, apiOpts, log)
 
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -268,6 +277,25 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			go w.Run(runCtx)
 		}
 	}
+	// The token file is re-read on SIGHUP and when it changes; a bad
+	// reading keeps the tokens in force.
+	reloadTokens := func() {}
+	if tokens != nil {
+		reloadTokens = func() {
+			set, changed, err := tokens.Reload()
+			switch {
+			case err != nil:
+				log.Error("read tokens not reloaded; the previous tokens stay in force", "error", err)
+			case changed:
+				log.Info("read tokens reloaded", "file", tokens.Path(), "tokens", set.Names())
+			}
+		}
+		if cfg.Watch {
+			if err := reload.WatchFile(runCtx, tokens.Path(), reloadTokens); err != nil {
+				log.Warn("read token file watch unavailable; send SIGHUP after editing it", "error", err)
+			}
+		}
+	}
 	// A full rescan trigger also resumes the watch of a root that was gone.
 	fullRescan := func() {
 		if watcher != nil {
@@ -307,6 +335,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	for {
 		select {
 		case <-hup:
+			reloadTokens()
 			fullRescan()
 		case <-rescan:
 			fullRescan()

@@ -17,17 +17,7 @@ func TestSyncAsNetclaw(t *testing.T) {
 	skills, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
 	c := syncwalk.New(ts.URL)
-
-	rfc, err := c.SyncSkills(t.Context())
-	if err != nil {
-		t.Fatalf("skills pass: %v", err)
-	}
-	if err := c.SyncAgents(t.Context()); err != nil {
-		t.Fatalf("sub-agent pass: %v", err)
-	}
-	if err := c.WalkManifest(t.Context(), rfc); err != nil {
-		t.Fatalf("manifest walk: %v", err)
-	}
+	syncPass(t, c)
 
 	var names []string
 	for n := range c.Skills {
@@ -70,6 +60,22 @@ func TestSyncAsNetclaw(t *testing.T) {
 	}
 	if c.Downloads != before {
 		t.Errorf("second pass downloaded %d artifacts, want 0", c.Downloads-before)
+	}
+}
+
+// syncPass runs one netclaw pass with c: skills, sub-agents, then the
+// manifest walk.
+func syncPass(t *testing.T, c *syncwalk.Client) {
+	t.Helper()
+	rfc, err := c.SyncSkills(t.Context())
+	if err != nil {
+		t.Fatalf("skills pass: %v", err)
+	}
+	if err := c.SyncAgents(t.Context()); err != nil {
+		t.Fatalf("sub-agent pass: %v", err)
+	}
+	if err := c.WalkManifest(t.Context(), rfc); err != nil {
+		t.Fatalf("manifest walk: %v", err)
 	}
 }
 

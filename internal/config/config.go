@@ -56,6 +56,7 @@ type Config struct {
 	ReloadAbandoned int           `mapstructure:"reload_max_abandoned"`
 	RescanInterval  time.Duration `mapstructure:"rescan_interval"`
 	AdminToken      string        `mapstructure:"admin_token"`
+	ReadTokensFile  string        `mapstructure:"read_tokens_file"`
 	Retention       time.Duration `mapstructure:"retention"`
 	RetentionBytes  int64         `mapstructure:"retention_max_bytes"`
 	MaxConnections  int           `mapstructure:"max_connections"`
@@ -121,6 +122,7 @@ var Keys = []Key{
 	{Name: "reload_max_abandoned", Flag: "reload-max-abandoned", Default: 4, Help: "most abandoned reloads that may still be blocked (each holds a thread and the snapshot it started from) before no new reload starts until one returns; 0: no bound"},
 	{Name: "rescan_interval", Flag: "rescan-interval", Default: time.Duration(0), Help: "also rescan everything this often, for filesystems without inotify (NFS, some volume mounts); 0 disables"},
 	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
+	{Name: "read_tokens_file", Flag: "read-tokens-file", Default: "", Help: "file of read tokens, one \"NAME SECRET [PATTERN...]\" per line (SECRET may be sha256:<hex>); when set every route but /healthz, /readyz and /-/reload needs one, as Authorization: Bearer or a /t/<token>/ path prefix, and a token with patterns sees only the items they match. Re-read on SIGHUP and, with watch, when it changes; empty: the feed is public"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
 	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it (0: no bound)"},
 	{Name: "max_connections", Flag: "max-connections", Default: 0, Help: "most client connections open at once; at the cap a new client evicts the connection that has been idle or sending its request the longest (once it had half a second), never one being answered, and waits while there is none. 0 picks the open-file limit less 64, at most 4096, and at least a quarter of the limit"},

@@ -24,6 +24,7 @@ type SharedCache struct {
 
 type lruKey struct {
 	generation uint64
+	view       string // Feed.viewID
 	base       string
 	key        DocKey
 }

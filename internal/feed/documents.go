@@ -218,7 +218,7 @@ func (s *Feed) Document(base Base, key DocKey) (*Document, bool) {
 			return c.keep(t.splice(jsonText(base.URL))), true
 		})
 	}
-	k := lruKey{generation: s.Generation, base: base.URL, key: key}
+	k := lruKey{generation: s.Generation, view: s.viewID, base: base.URL, key: key}
 	if d, ok := c.shared.get(k); ok {
 		return d, true
 	}

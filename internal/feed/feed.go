@@ -13,6 +13,7 @@ package feed
 import (
 	"sync"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
 )
 
@@ -52,6 +53,16 @@ type Feed struct {
 	skillTree        collection
 	agentTree        collection
 	docs             *docCache
+
+	// The view this feed is (view.go): prefix starts every root-relative
+	// href, allow (nil: every item) decides which items it holds, viewID
+	// keeps its documents apart in the shared cache.
+	prefix    string
+	allow     func(name string) bool
+	viewID    string
+	views     views
+	blobsOnce sync.Once
+	blobs     map[content.Digest]bool
 }
 
 // New returns the feed of in.
@@ -65,17 +76,27 @@ func New(in Input) *Feed {
 }
 
 // Skill returns the named skill of the view.
-func (s *Feed) Skill(name string) (*item.Skill, bool) { return s.src.Skill(name) }
+func (s *Feed) Skill(name string) (*item.Skill, bool) {
+	if !s.Allows(name) {
+		return nil, false
+	}
+	return s.src.Skill(name)
+}
 
 // Agent returns the named sub-agent of the view.
-func (s *Feed) Agent(name string) (*item.Agent, bool) { return s.src.Agent(name) }
+func (s *Feed) Agent(name string) (*item.Agent, bool) {
+	if !s.Allows(name) {
+		return nil, false
+	}
+	return s.src.Agent(name)
+}
 
 // Bytes is what the feed's own documents and templates hold (documents in
 // the shared cache are counted there).
-func (s *Feed) Bytes() int64 { return s.docs.bytes.Load() }
+func (s *Feed) Bytes() int64 { return s.docs.bytes.Load() + s.viewBytes() }
 
-// Release drops what the shared document cache holds for this feed, which
-// nothing serves any more.
+// Release drops what the shared document cache holds for this feed and
+// its views (which share its generation), which nothing serves any more.
 func (s *Feed) Release() { s.docs.shared.drop(s.Generation) }
 
 // tree returns the native-tree view of skills or agents, built once per

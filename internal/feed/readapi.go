@@ -95,23 +95,23 @@ func searchIndex[V item.Version](items []*item.Item[V]) *search.Index {
 
 // SearchSkills ranks skills for q (all, by name, when q is empty).
 func (s *Feed) SearchSkills(q string) []Summary {
-	return summaries(s.indexes().skills.Search(q), DocAPISkill, s.Skills)
+	return summaries(s.prefix, s.indexes().skills.Search(q), DocAPISkill, s.Skills)
 }
 
 // SearchAgents ranks sub-agents for q.
 func (s *Feed) SearchAgents(q string) []Summary {
-	return summaries(s.indexes().agent.Search(q), DocAPISubagent, s.Agents)
+	return summaries(s.prefix, s.indexes().agent.Search(q), DocAPISubagent, s.Agents)
 }
 
 // summaries are the search results hits (indexes of items), linking to
 // documents of kind.
-func summaries[V item.Version](hits []int, kind DocKind, items []*item.Item[V]) []Summary {
+func summaries[V item.Version](prefix string, hits []int, kind DocKind, items []*item.Item[V]) []Summary {
 	out := make([]Summary, len(hits))
 	for i, h := range hits {
 		it := items[h]
 		l := it.Latest.Info()
 		out[i] = Summary{Name: it.Name, Description: l.Description, LatestVersion: l.Version, VersionCount: len(it.Versions),
-			Tags: l.List("tags"), Href: DocKey{Kind: kind, Name: it.Name}.Path()}
+			Tags: l.List("tags"), Href: prefix + DocKey{Kind: kind, Name: it.Name}.Path()}
 	}
 	return out
 }
@@ -121,7 +121,7 @@ func (s *Feed) apiSkill(name string) (apiItem, bool) {
 	if !ok {
 		return apiItem{}, false
 	}
-	return apiItemOf(sk, DocAPISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }), true
+	return apiItemOf(s.prefix, sk, DocAPISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }), true
 }
 
 func (s *Feed) apiAgent(name string) (apiItem, bool) {
@@ -129,7 +129,7 @@ func (s *Feed) apiAgent(name string) (apiItem, bool) {
 	if !ok {
 		return apiItem{}, false
 	}
-	return apiItemOf(a, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
+	return apiItemOf(s.prefix, a, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
 }
 
 // agentType is the artifact type of every sub-agent version.
@@ -137,13 +137,13 @@ const agentType = "agent-md"
 
 // apiItemOf is the read API's document of it, linking to its versions'
 // documents of kind versionKind; typ says a version's artifact type.
-func apiItemOf[V item.Version](it *item.Item[V], versionKind DocKind, typ func(V) string) apiItem {
+func apiItemOf[V item.Version](prefix string, it *item.Item[V], versionKind DocKind, typ func(V) string) apiItem {
 	l := it.Latest.Info()
 	d := apiItem{Name: it.Name, Description: l.Description, LatestVersion: l.Version}
 	for _, v := range it.Versions {
 		info := v.Info()
 		d.Versions = append(d.Versions, apiVersionLink{Version: info.Version, Type: typ(v), Digest: v.ArtifactDigest().String(),
-			PublishedAt: info.PublishedAt.Format(time.RFC3339), Href: DocKey{Kind: versionKind, Name: it.Name, Version: info.Version}.Path()})
+			PublishedAt: info.PublishedAt.Format(time.RFC3339), Href: prefix + DocKey{Kind: versionKind, Name: it.Name, Version: info.Version}.Path()})
 	}
 	return d
 }
@@ -158,7 +158,7 @@ func (s *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
 		Latest: sk.Latest == v, Metadata: v.Metadata, Resources: apiResources(base, v)}
 	if v.Subagent != "" {
 		if _, ok := s.Agent(v.Subagent); ok {
-			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: DocKey{Kind: DocSubagent, Name: v.Subagent}.Path()}
+			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: s.href(DocKey{Kind: DocSubagent, Name: v.Subagent})}
 		}
 	}
 	return d, true

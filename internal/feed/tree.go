@@ -112,7 +112,8 @@ type subagentVersionDoc struct {
 
 // collection is what the tree needs of skills or sub-agents.
 type collection struct {
-	kind string // "skill" or "subagent"
+	kind   string // "skill" or "subagent"
+	prefix string // of every href (Feed.prefix)
 	// the kinds of its index, pages, identities and versions
 	indexKind, pageKind, identityKind, versionKind DocKind
 	items                                          []collectionItem
@@ -146,11 +147,11 @@ func collectionOf[V item.Version](c collection, items []*item.Item[V]) collectio
 }
 
 func (s *Feed) skillCollection() collection {
-	return collectionOf(collection{kind: "skill", indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills)
+	return collectionOf(collection{kind: "skill", prefix: s.prefix, indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills)
 }
 
 func (s *Feed) agentCollection() collection {
-	return collectionOf(collection{kind: "subagent", indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents)
+	return collectionOf(collection{kind: "subagent", prefix: s.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents)
 }
 
 // page is one server-owned page of a collection.
@@ -181,9 +182,9 @@ func (c collection) pages(size int) []page {
 }
 
 func (c collection) index(size int) treeIndexDoc {
-	d := treeIndexDoc{Kind: c.kind + "-index", Links: selfLinks{link{DocKey{Kind: c.indexKind}.Path()}}}
+	d := treeIndexDoc{Kind: c.kind + "-index", Links: selfLinks{link{c.prefix + DocKey{Kind: c.indexKind}.Path()}}}
 	for _, p := range c.pages(size) {
-		d.Pages = append(d.Pages, pageRef{Range: p.rangeLabel, Href: DocKey{Kind: c.pageKind, Page: p.name}.Path()})
+		d.Pages = append(d.Pages, pageRef{Range: p.rangeLabel, Href: c.prefix + DocKey{Kind: c.pageKind, Page: p.name}.Path()})
 	}
 	return d
 }
@@ -194,7 +195,7 @@ func (c collection) page(size int, name string) (treePageDoc, bool) {
 			continue
 		}
 		d := treePageDoc{Kind: c.kind + "-page", Range: p.rangeLabel, Items: make([]treeItem, 0, p.hi-p.lo),
-			Links: selfLinks{link{DocKey{Kind: c.pageKind, Page: p.name}.Path()}}}
+			Links: selfLinks{link{c.prefix + DocKey{Kind: c.pageKind, Page: p.name}.Path()}}}
 		for _, it := range c.items[p.lo:p.hi] {
 			d.Items = append(d.Items, treeItem{
 				Name:          it.name,
@@ -204,7 +205,7 @@ func (c collection) page(size int, name string) (treePageDoc, bool) {
 					Max:   it.versions[0].version,
 					Count: len(it.versions),
 				},
-				Href: DocKey{Kind: c.identityKind, Name: it.name}.Path(),
+				Href: c.prefix + DocKey{Kind: c.identityKind, Name: it.name}.Path(),
 			})
 		}
 		return d, true
@@ -219,13 +220,13 @@ func (c collection) identity(name string) (identityDoc, bool) {
 	}
 	it := c.items[i]
 	d := identityDoc{Kind: c.kind, Name: it.name, LatestVersion: it.latest,
-		Links: selfLinks{link{DocKey{Kind: c.identityKind, Name: it.name}.Path()}}}
+		Links: selfLinks{link{c.prefix + DocKey{Kind: c.identityKind, Name: it.name}.Path()}}}
 	for _, v := range it.versions {
 		d.Versions = append(d.Versions, versionRef{
 			Version:     v.version,
 			PublishedAt: v.publishedAt.Format(time.RFC3339),
 			Digest:      v.digest,
-			Href:        DocKey{Kind: c.versionKind, Name: it.name, Version: v.version}.Path(),
+			Href:        c.prefix + DocKey{Kind: c.versionKind, Name: it.name, Version: v.version}.Path(),
 		})
 	}
 	return d, true
@@ -233,15 +234,15 @@ func (c collection) identity(name string) (identityDoc, bool) {
 
 func (s *Feed) manifest() manifestDoc {
 	v1 := manifestV1{
-		Self:        link{DocKey{Kind: DocManifest}.Path()},
-		Skills:      link{DocKey{Kind: DocSkillIndex}.Path()},
-		SkillSearch: link{PathSkillSearch},
+		Self:        link{s.href(DocKey{Kind: DocManifest})},
+		Skills:      link{s.href(DocKey{Kind: DocSkillIndex})},
+		SkillSearch: link{s.prefix + PathSkillSearch},
 	}
 	// Every advertised href answers 200: without a sub-agent source, both
 	// sub-agent links would be 404s.
 	if s.AgentsConfigured {
-		v1.Subagents = &link{DocKey{Kind: DocSubagentIndex}.Path()}
-		v1.SubagentSearch = &link{PathSubagentSearch}
+		v1.Subagents = &link{s.href(DocKey{Kind: DocSubagentIndex})}
+		v1.SubagentSearch = &link{s.prefix + PathSubagentSearch}
 	}
 	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
 }
@@ -256,10 +257,10 @@ func (s *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, boo
 		return skillVersionDoc{}, false
 	}
 	d := skillVersionDoc{Kind: "skill-version", Artifact: rfcEntryOf(base, v, false),
-		Links: selfLinks{link{DocKey{Kind: DocSkillVersion, Name: name, Version: version}.Path()}}}
+		Links: selfLinks{link{s.href(DocKey{Kind: DocSkillVersion, Name: name, Version: version})}}}
 	if v.Subagent != "" {
 		if _, ok := s.Agent(v.Subagent); ok {
-			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: DocKey{Kind: DocSubagent, Name: v.Subagent}.Path()}
+			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: s.href(DocKey{Kind: DocSubagent, Name: v.Subagent})}
 		}
 	}
 	return d, true
@@ -277,6 +278,6 @@ func (s *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, 
 	return subagentVersionDoc{
 		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: agentType,
 		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(),
-		Links: selfLinks{link{DocKey{Kind: DocSubagentVersion, Name: name, Version: version}.Path()}},
+		Links: selfLinks{link{s.href(DocKey{Kind: DocSubagentVersion, Name: name, Version: version})}},
 	}, true
 }

@@ -30,6 +30,8 @@ var errorTable = []struct {
 	{errMisdirected, http.StatusMisdirectedRequest, "misdirected_request"},
 	{errUnauthorized, http.StatusUnauthorized, "unauthorized"},
 	{errForbidden, http.StatusForbidden, "forbidden"},
+	{errNoReadToken, http.StatusUnauthorized, "unauthorized"},
+	{errBadReadToken, http.StatusForbidden, "forbidden"},
 	{errReloadFailed, http.StatusServiceUnavailable, "reload_failed"},
 }
 
@@ -50,7 +52,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	if status == http.StatusInternalServerError {
-		s.log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "error", err)
+		s.log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", s.redactedPath(r), "error", err)
 	}
 	writeError(w, status, code, msg)
 }

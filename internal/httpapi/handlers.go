@@ -54,12 +54,12 @@ type artifact struct {
 	install string
 }
 
-// skillVersion resolves {name}/{version} in snap; the error says what is
-// missing.
-func skillVersion(r *http.Request, snap *catalog.Snapshot) (name, version string, v *item.SkillVersion, err error) {
+// skillVersion resolves {name}/{version} in the view f; the error says
+// what is missing.
+func skillVersion(r *http.Request, f *feed.Feed) (name, version string, v *item.SkillVersion, err error) {
 	name, ok1 := param(r, "name")
 	version, ok2 := param(r, "version")
-	sk, ok := snap.Skill(name)
+	sk, ok := f.Skill(name)
 	if !ok1 || !ok2 || !ok {
 		return name, version, nil, fmt.Errorf("%w: no skill named %q", errNotFound, name)
 	}
@@ -84,7 +84,7 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 		key, ok := resolve(r)
 		var doc *feed.Document
 		if ok {
-			doc, ok = snap.Feed().Document(base, key)
+			doc, ok = view(r, snap.Feed()).Document(base, key)
 			// A client that began walking the tree before a reload may
 			// follow an href the new snapshot no longer has; let it finish
 			// from the snapshot it started on.
@@ -92,7 +92,7 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 				if ok || !key.Kind.Retainable() {
 					break
 				}
-				doc, ok = old.Feed().Document(base, key)
+				doc, ok = view(r, old.Feed()).Document(base, key)
 			}
 		}
 		if !ok {
@@ -118,9 +118,11 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 // documentBase is the base URL of the documents in this response: the
 // configured one, or one derived from the request, whose host must be
 // listed when allowed_hosts is set. Bases the operator named are Known:
-// their documents are kept for the snapshot's lifetime.
+// their documents are kept for the snapshot's lifetime. A path token
+// stays in the base, so absolute URLs keep it.
 func (s *Server) documentBase(r *http.Request) (feed.Base, error) {
 	base, ok := s.baseURL(r)
+	base += tokenPrefix(r)
 	switch {
 	case !ok:
 		return feed.Base{}, fmt.Errorf("%w: the Host header is not a valid host name; configure base_url", errBadRequest)
@@ -143,7 +145,7 @@ func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
 	}
 	name, _ := param(r, "name")
 	a := artifact{contentType: markdownContentType}
-	if sk, ok := snap.Skill(name); ok {
+	if sk, ok := view(r, snap.Feed()).Skill(name); ok {
 		a.digest, a.install = sk.Latest.SkillMD, name
 	} else {
 		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
@@ -176,8 +178,9 @@ func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file st
 	if snap == nil {
 		return
 	}
-	name, version, v, err := skillVersion(r, snap)
-	a := artifact{key: catalog.ArtifactKey{Name: name, Version: version, File: file}, contentType: contentTypeOf(file), missing: err}
+	f := view(r, snap.Feed())
+	name, version, v, err := skillVersion(r, f)
+	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Name: name, Version: version, File: file}), contentType: contentTypeOf(file), missing: err}
 	switch {
 	case err != nil:
 	case file == skill.FileName:
@@ -203,8 +206,9 @@ func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
 	}
 	name, ok1 := param(r, "name")
 	ver, ok2 := param(r, "version")
-	a := artifact{key: catalog.ArtifactKey{Agent: true, Name: name, Version: ver}, contentType: markdownContentType}
-	if ag, ok := snap.Agent(name); !ok1 || !ok2 || !ok {
+	f := view(r, snap.Feed())
+	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Agent: true, Name: name, Version: ver}), contentType: markdownContentType}
+	if ag, ok := f.Agent(name); !ok1 || !ok2 || !ok {
 		a.missing = fmt.Errorf("%w: no sub-agent named %q", errNotFound, name)
 	} else if v, ok := ag.Version(ver); !ok {
 		a.missing = fmt.Errorf("%w: sub-agent %q has no version %q", errNotFound, name, ver)
@@ -225,8 +229,13 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: %w", errBadRequest, err))
 		return
 	}
+	// A scoped reader gets only the blobs of its own items, and none that
+	// only retention still holds: those have no items left to check.
+	f := view(r, snap.Feed())
 	b, ok := snap.Store.Get(d)
-	if !ok {
+	if ok {
+		ok = f.HasBlob(d)
+	} else if !f.Scoped() {
 		b, ok = s.cat.RetainedBlob(d)
 	}
 	if !ok {
@@ -239,6 +248,15 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 	h.Set("ETag", d.ETag())
 	setArtifactSecurity(h)
 	s.serveBytes(w, r, b)
+}
+
+// artifactKey is k, or no key when the view f does not hold k's item:
+// retention must not serve a reader bytes of items it cannot see.
+func artifactKey(f *feed.Feed, k catalog.ArtifactKey) catalog.ArtifactKey {
+	if !f.Allows(k.Name) {
+		return catalog.ArtifactKey{}
+	}
+	return k
 }
 
 // serveArtifact writes an artifact. A `digest` query parameter pins the
@@ -436,7 +454,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	body := healthBody{Status: "healthy", Version: s.opts.Build.Version}
 	status := http.StatusOK
 	if snap := s.cat.Current(); snap != nil {
-		body.Generation, body.Skills = snap.Generation, len(snap.Skills)
+		body.Generation, body.Skills = snap.Generation, len(view(r, snap.Feed()).Skills)
 	} else {
 		body.Status, status = "starting", http.StatusServiceUnavailable
 	}
@@ -458,14 +476,23 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	writeJSON(w, http.StatusOK, infoBody{
+	body := infoBody{
 		BuildInfo:     s.opts.Build,
 		Generation:    snap.Generation,
 		Skills:        len(snap.Skills),
 		SkillVersions: snap.VersionCount(),
 		Problems:      len(snap.Problems),
 		Source:        snap.Provenance,
-	})
+	}
+	// A scoped reader counts only its own items; the tree's problems are
+	// not its business.
+	if f := view(r, snap.Feed()); f.Scoped() {
+		body.Skills, body.SkillVersions, body.Problems = len(f.Skills), 0, 0
+		for _, sk := range f.Skills {
+			body.SkillVersions += len(sk.Versions)
+		}
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -56,6 +56,12 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// requestInfo is what inner middleware tells observe about a request:
+// the name (never the secret) of its read token.
+type requestInfo struct{ token string }
+
+type requestInfoKey struct{}
+
 // observe gives each request an ID (X-Request-Id, reused when the client
 // or a proxy sent a sane one), then writes one log line and the metrics
 // for it, labelled by route pattern, never by raw path.
@@ -68,7 +74,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		sw := &statusWriter{ResponseWriter: w}
-		next.ServeHTTP(sw, r)
+		info := &requestInfo{}
+		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
 		route := chi.RouteContext(r.Context()).RoutePattern()
 		if route == "" {
 			route = "unmatched"
@@ -88,8 +95,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if quietRoutes[route] {
 			level = slog.LevelDebug
 		}
-		attrs := []any{"request_id", id, "method", r.Method, "route", route, "path", r.URL.Path,
+		attrs := []any{"request_id", id, "method", r.Method, "route", route, "path", s.redactedPath(r),
 			"status", sw.status, "bytes", sw.bytes, "duration", d}
+		if info.token != "" {
+			attrs = append(attrs, "token", info.token)
+		}
 		if cause != nil {
 			attrs = append(attrs, "error", cause.Error())
 		}

@@ -56,14 +56,15 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 		take = min(take, maxTake)
 		q := query(r).Get("q")
 		var hits []feed.Summary
+		f := view(r, snap.Feed())
 		if agents {
 			if !snap.AgentsConfigured {
 				s.fail(w, r, fmt.Errorf("%w: no sub-agent source is configured", errNotFound))
 				return
 			}
-			hits = snap.Feed().SearchAgents(q)
+			hits = f.SearchAgents(q)
 		} else {
-			hits = snap.Feed().SearchSkills(q)
+			hits = f.SearchSkills(q)
 		}
 		w.Header().Set("X-Total-Count", strconv.Itoa(len(hits)))
 		start := min(skip, len(hits)) // skip+take could overflow; never add them
@@ -90,8 +91,9 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := make([]feed.UpdateCheck, len(qs))
+	f := view(r, snap.Feed())
 	for i, q := range qs {
-		out[i] = snap.Feed().CheckUpdate(q.Name, q.Version, q.Digest)
+		out[i] = f.CheckUpdate(q.Name, q.Version, q.Digest)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -151,7 +153,7 @@ func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
 	name, _ := param(r, "name")
 	file, ok := param(r, "*")
 	a := artifact{contentType: contentTypeOf(file)}
-	sk, found := snap.Skill(name)
+	sk, found := view(r, snap.Feed()).Skill(name)
 	switch {
 	case !found || !ok:
 		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)

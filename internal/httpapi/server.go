@@ -70,6 +70,9 @@ type Options struct {
 	Build           BuildInfo
 	// AdminToken enables POST /-/reload for requests bearing it.
 	AdminToken string
+	// ReadTokens, if set, makes the feed private: every route but the
+	// probes and the admin route needs one of its tokens (auth.go).
+	ReadTokens ReadTokens
 	Reloader   Reloader
 	// Observer, if set, is told about every request and recovered panic.
 	Observer Observer
@@ -89,6 +92,9 @@ type Options struct {
 type Observer interface {
 	ObserveRequest(route, method string, code int, d time.Duration)
 	ObservePanic()
+	// ObserveRefusal counts a request refused for its read token;
+	// reason is "missing" or "unknown".
+	ObserveRefusal(reason string)
 }
 
 // Server is the HTTP face of the catalogue.
@@ -108,7 +114,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.parseQuery)
+	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})

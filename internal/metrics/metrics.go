@@ -10,6 +10,7 @@ package metrics
 import (
 	"net/http"
 	"runtime"
+	"slices"
 	"strconv"
 	"time"
 
@@ -30,6 +31,7 @@ type Metrics struct {
 	httpRequests    *prometheus.CounterVec
 	httpDuration    *prometheus.HistogramVec
 	httpPanics      prometheus.Counter
+	authRefusals    *prometheus.CounterVec
 	reloads         *prometheus.CounterVec
 	reloadSeconds   prometheus.Histogram
 	reloadLastOK    prometheus.Gauge
@@ -74,6 +76,10 @@ func New(b Build) *Metrics {
 			Namespace: namespace, Name: "http_panics_total",
 			Help: "Handler panics recovered into a 500 response.",
 		}),
+		authRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_auth_refusals_total",
+			Help: "Requests of a private feed refused for their read token, by reason: missing (401) or unknown (403).",
+		}, []string{"reason"}),
 		connsEvicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_connections_evicted_total",
 			Help: "Connections closed at max_connections to make room for a new one: idle ones, or ones still sending their request.",
@@ -141,6 +147,7 @@ func New(b Build) *Metrics {
 	f(m.httpRequests)
 	f(m.httpDuration)
 	f(m.httpPanics)
+	f(m.authRefusals)
 	f(m.connsEvicted)
 	f(m.reloads)
 	f(m.reloadSeconds)
@@ -225,6 +232,19 @@ func (m *Metrics) ObserveEviction() { m.connsEvicted.Inc() }
 
 // ObservePanic records a recovered handler panic.
 func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
+
+// Reasons a read token is refused: the label set of
+// skillserver_http_auth_refusals_total, fixed so clients cannot grow it.
+var refusalReasons = []string{"missing", "unknown"}
+
+// ObserveRefusal records a request refused for its read token; reason
+// is one of refusalReasons, anything else counts as "unknown".
+func (m *Metrics) ObserveRefusal(reason string) {
+	if !slices.Contains(refusalReasons, reason) {
+		reason = "unknown"
+	}
+	m.authRefusals.WithLabelValues(reason).Inc()
+}
 
 // ObserveReload records a reload attempt and, on success, the published
 // snapshot.

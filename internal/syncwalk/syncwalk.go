@@ -47,6 +47,9 @@ type Synced struct {
 type Client struct {
 	HTTP *http.Client
 	Base string // feed base, e.g. http://127.0.0.1:8080
+	// Token, if set, is sent as Authorization: Bearer on every request,
+	// as netclaw does for a feed with a key.
+	Token string
 
 	Skills map[string]Synced
 	Agents map[string]Synced
@@ -69,7 +72,11 @@ type Client struct {
 
 // New returns a client for the feed at base.
 func New(base string) *Client {
-	return &Client{HTTP: http.DefaultClient, Base: strings.TrimRight(base, "/"), Skills: map[string]Synced{}, Agents: map[string]Synced{}, Strict: true}
+	// netclaw drops its key on a redirect, so a redirect is a failure.
+	noRedirect := &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+		return fmt.Errorf("redirected to %s: authenticated routes must not redirect", req.URL)
+	}}
+	return &Client{HTTP: noRedirect, Base: strings.TrimRight(base, "/"), Skills: map[string]Synced{}, Agents: map[string]Synced{}, Strict: true}
 }
 
 // get fetches u (absolute, or root-relative to Base) and requires 200.
@@ -83,6 +90,9 @@ func (c *Client) get(ctx context.Context, u string) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept-Encoding", "identity")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
 	c.Requests++
 	resp, err := c.HTTP.Do(req)
 	if err != nil {

@@ -1,0 +1,155 @@
+package api_test
+
+import (
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/skillserver/skillserver/internal/access"
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/httpapi"
+	"github.com/skillserver/skillserver/internal/metrics"
+)
+
+const (
+	readAll  = "read-all-0123456789abcdef"
+	readTeam = "read-team-0123456789abcde"
+)
+
+type staticTokens struct{ set *access.Set }
+
+func (s staticTokens) Tokens() *access.Set { return s.set }
+
+// privateServer serves the example tree as a private feed: readAll sees
+// everything, readTeam only code-*, k8s-deploy and changelog-reviewer.
+func privateServer(t *testing.T) http.Handler {
+	t.Helper()
+	set, err := access.Parse(strings.NewReader("all "+readAll+"\nteam "+readTeam+" code-* k8s-deploy changelog-reviewer\n"), "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	skills, agents := fixture.ExampleTree(t, "..")
+	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents}, log)
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httpapi.NewServer(cat, httpapi.Options{BaseURL: "https://skills.example.com", ReadTokens: staticTokens{set},
+		Metrics: metrics.New(metrics.Build{Version: "v0.0.0-test"}).Handler()}, log)
+	srv.SetReady(true)
+	return srv
+}
+
+// TestOpenAPIPrivateFeed: with read tokens, every documented operation
+// answers what openapi.yaml says without a token and with a wrong one.
+func TestOpenAPIPrivateFeed(t *testing.T) {
+	doc, _ := loadOpenAPI(t)
+	schemas := loadSchemas(t)
+	h := privateServer(t)
+	open := map[string]bool{"/healthz": true, "/readyz": true, "/-/reload": true}
+	for path := range doc.Paths {
+		for method, op := range doc.operations(t, path) {
+			target := examplePath(t, path, doc.parameters(t, path, op))
+			c := responseChecker{t: t, doc: doc, schemas: schemas, op: op}
+			for _, tc := range []struct {
+				name, target string
+				header       []string
+				want         int
+			}{
+				{"no token", target, nil, http.StatusUnauthorized},
+				{"wrong bearer", target, []string{"Authorization", "Bearer wrong-0123456789abcdef"}, http.StatusForbidden},
+				{"wrong path token", "/t/wrong-0123456789abcdef" + target, nil, http.StatusForbidden},
+			} {
+				r := c.check(h, method, tc.target, tc.header...)
+				if open[path] {
+					// Open in either form; the admin route checks its own token.
+					if path != "/-/reload" && r.Code != http.StatusOK {
+						t.Errorf("%s %s (%s): %d, want it open", method, tc.target, tc.name, r.Code)
+					}
+					continue
+				}
+				if r.Code != tc.want {
+					t.Errorf("%s %s (%s): %d, want %d", method, tc.target, tc.name, r.Code, tc.want)
+				}
+			}
+		}
+	}
+}
+
+// TestScopedDocumentsValidate: the documents a scoped token reads through
+// the path form validate against their schemas, keep the prefix in every
+// URL and href, and name none of the items outside the scope.
+func TestScopedDocumentsValidate(t *testing.T) {
+	schemas := loadSchemas(t)
+	h := privateServer(t)
+	prefix := "/t/" + readTeam
+	hidden := []string{"release-notes", "support-triage", "windows-notes", "technical-support-diagnostician"}
+	for _, tc := range []struct{ path, kind string }{
+		{"/.well-known/agent-skills/index.json", "rfc-index"},
+		{"/skill/k8s-deploy/.well-known/agent-skills/index.json", "scoped-index"},
+		{"/.well-known/skills/index.json", "legacy-index"},
+		{"/.well-known/agent-card.json", "agent-card"},
+		{"/manifest.json", "manifest"},
+		{"/skills/v1/index.json", "skill-index"},
+		{"/skills/v1/pages/all.json", "skill-page"},
+		{"/skills/v1/k8s-deploy/index.json", "skill"},
+		{"/skills/v1/k8s-deploy/versions/1.2.0.json", "skill-version"},
+		{"/subagents/v1/index.json", "subagent-index"},
+		{"/subagents/v1/pages/all.json", "subagent-page"},
+		{"/subagents/v1/changelog-reviewer/index.json", "subagent"},
+		{"/subagents/v1/changelog-reviewer/versions/1.0.0.json", "subagent-version"},
+		{"/api/v1/skills", "search-results"},
+		{"/api/v1/skills/k8s-deploy", "api-skill"},
+		{"/api/v1/skills/k8s-deploy/1.2.0", "api-skill-version"},
+		{"/api/v1/skills/k8s-deploy/1.2.0/resources", "api-skill-resources"},
+		{"/api/v1/subagents/changelog-reviewer", "api-subagent"},
+		{"/api/v1/subagents/changelog-reviewer/1.0.0", "api-subagent-version"},
+	} {
+		r := serve(h, http.MethodGet, prefix+tc.path)
+		if r.Code != http.StatusOK {
+			t.Errorf("%s: %d %s", tc.path, r.Code, r.Body)
+			continue
+		}
+		v, err := decodeJSON(r.Body.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if err := schemas[tc.kind].Validate(v); err != nil {
+			t.Errorf("%s does not match %s.schema.json:\n%v", tc.path, tc.kind, err)
+		}
+		body := r.Body.String()
+		for _, name := range hidden {
+			if strings.Contains(body, name) {
+				t.Errorf("%s names %s, outside the token's scope:\n%s", tc.path, name, body)
+			}
+		}
+		for _, link := range linkValues(v) {
+			if !strings.HasPrefix(link, prefix+"/") && !strings.HasPrefix(link, "https://skills.example.com"+prefix+"/") {
+				t.Errorf("%s: link %q lost the path token", tc.path, link)
+			}
+		}
+	}
+}
+
+// linkValues are the "href" and "url" strings anywhere in v.
+func linkValues(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && (k == "href" || k == "url") {
+				out = append(out, s)
+			}
+			out = append(out, linkValues(e)...)
+		}
+	case []any:
+		for _, e := range x {
+			out = append(out, linkValues(e)...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

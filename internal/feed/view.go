@@ -1,0 +1,107 @@
+package feed
+
+import (
+	"sync"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
+)
+
+// A view is the feed as one class of reader sees it: only the items its
+// scope allows, every root-relative href under its path prefix. Each view
+// is a Feed of its own, with its own document cache, made once per
+// snapshot for each distinct scope and prefix: the views of a snapshot
+// are bounded by the read tokens the operator configured, never by
+// requests.
+
+type viewKey struct{ scope, prefix string }
+
+type views struct {
+	mu sync.Mutex
+	m  map[viewKey]*Feed
+}
+
+// View returns the view of s for readers who see the items allow lets
+// through (scope names that set: equal scopes must allow the same names;
+// "" is every item, and allow is then not called) and whose every
+// root-relative href starts with prefix ("" for none; absolute URLs take
+// it from the base URL).
+func (s *Feed) View(scope, prefix string, allow func(name string) bool) *Feed {
+	if scope == "" && prefix == "" {
+		return s
+	}
+	if scope == "" {
+		allow = nil
+	}
+	k := viewKey{scope, prefix}
+	s.views.mu.Lock()
+	defer s.views.mu.Unlock()
+	if v, ok := s.views.m[k]; ok {
+		return v
+	}
+	v := &Feed{src: s.src, Generation: s.Generation, Skills: s.Skills, Agents: s.Agents, AgentsConfigured: s.AgentsConfigured,
+		pageSize: s.pageSize, server: s.server, docs: newDocCache(s.docs.shared), prefix: prefix, allow: allow,
+		viewID: scope + "\x00" + prefix}
+	if allow != nil {
+		v.Skills, v.Agents = allowed(s.Skills, allow), allowed(s.Agents, allow)
+	}
+	if s.views.m == nil {
+		s.views.m = map[viewKey]*Feed{}
+	}
+	s.views.m[k] = v
+	return v
+}
+
+func allowed[V item.Version](items []*item.Item[V], allow func(string) bool) []*item.Item[V] {
+	out := make([]*item.Item[V], 0, len(items))
+	for _, it := range items {
+		if allow(it.Name) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Allows reports whether the view holds items named name.
+func (s *Feed) Allows(name string) bool { return s.allow == nil || s.allow(name) }
+
+// Scoped reports whether the view holds only some items.
+func (s *Feed) Scoped() bool { return s.allow != nil }
+
+// HasBlob reports whether d is the bytes of a file of an item of the
+// view: the blob route of a scoped view serves only those.
+func (s *Feed) HasBlob(d content.Digest) bool {
+	if s.allow == nil {
+		return true
+	}
+	s.blobsOnce.Do(func() {
+		s.blobs = map[content.Digest]bool{}
+		for _, sk := range s.Skills {
+			for _, v := range sk.Versions {
+				for _, d := range v.Blobs() {
+					s.blobs[d] = true
+				}
+			}
+		}
+		for _, a := range s.Agents {
+			for _, v := range a.Versions {
+				s.blobs[v.Digest] = true
+			}
+		}
+	})
+	return s.blobs[d]
+}
+
+// viewBytes is what the views of s hold.
+func (s *Feed) viewBytes() int64 {
+	s.views.mu.Lock()
+	defer s.views.mu.Unlock()
+	var n int64
+	for _, v := range s.views.m {
+		n += v.docs.bytes.Load()
+	}
+	return n
+}
+
+// href is the root-relative href of the document k in this view.
+func (s *Feed) href(k DocKey) string { return s.prefix + k.Path() }

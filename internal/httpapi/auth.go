@@ -1,0 +1,196 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/access"
+	"github.com/skillserver/skillserver/internal/feed"
+)
+
+// ReadTokens is the read tokens in force (*access.File); the set may be
+// replaced between requests, never during one.
+type ReadTokens interface {
+	Tokens() *access.Set
+}
+
+// TokenPrefix starts the path form of a read token: /t/<token>/<route>,
+// for clients that can send no header (the skills CLI).
+const TokenPrefix = "/t/"
+
+var (
+	errNoReadToken  = errors.New("unauthorized: this feed is private; send Authorization: Bearer <token> or prefix the path with /t/<token>")
+	errBadReadToken = errors.New("forbidden: the read token is not valid")
+)
+
+// openRoutes answer without a read token: probes, and the admin route,
+// which has its own bearer token.
+var openRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/-/reload": true}
+
+// grant is what a request's read token lets it see.
+type grant struct {
+	token  *access.Token
+	prefix string // "/t/<token>" for the path form, else ""
+}
+
+type grantKey struct{}
+
+// authenticate enforces the read tokens, when configured. A token comes
+// as a bearer header or as the /t/<token>/ path prefix, which is cut off
+// before routing and put back in every link of the response. Authorized
+// responses are private to their reader: shared caches must not keep
+// them, and no Referer carries a path token elsewhere.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	if s.opts.ReadTokens == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, rest, pathForm := cutTokenPrefix(r.URL)
+		if pathForm && openRoutes[rest.Path] {
+			r2 := *r
+			r2.URL = rest
+			r = &r2
+		}
+		if openRoutes[r.URL.Path] {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !pathForm {
+			var ok bool
+			if secret, ok = bearerToken(r.Header.Get("Authorization")); !ok {
+				secret = "" // another scheme carries no read token
+			}
+		}
+		if secret == "" {
+			s.refuse(w, r, "missing", errNoReadToken)
+			return
+		}
+		tok, ok := s.opts.ReadTokens.Tokens().Lookup(secret)
+		if !ok {
+			s.refuse(w, r, "unknown", errBadReadToken)
+			return
+		}
+		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
+			info.token = tok.Name
+		}
+		g := grant{token: tok}
+		if pathForm {
+			g.prefix = TokenPrefix + secret
+			r2 := *r
+			r2.URL = rest
+			r = &r2
+		}
+		h := w.Header()
+		h.Add("Vary", "Authorization")
+		h.Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(&privateWriter{ResponseWriter: w}, r.WithContext(context.WithValue(r.Context(), grantKey{}, g)))
+	})
+}
+
+// refuse answers 401 (no token) or 403 (an unknown one) and counts it.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string, err error) {
+	if s.opts.Observer != nil {
+		s.opts.Observer.ObserveRefusal(reason)
+	}
+	if reason == "missing" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="skillserver"`)
+	}
+	s.fail(w, r, err)
+}
+
+// cutTokenPrefix splits /t/<token>/<rest> into the token and the URL of
+// rest. A token is made of URL-unreserved characters only
+// (internal/access), so a segment holding an escape is no token: it
+// comes back as such a secret, which matches none.
+func cutTokenPrefix(u *url.URL) (secret string, rest *url.URL, ok bool) {
+	raw, found := strings.CutPrefix(u.EscapedPath(), TokenPrefix)
+	if !found {
+		return "", nil, false
+	}
+	secret, _, _ = strings.Cut(raw, "/")
+	rest = new(url.URL)
+	*rest = *u
+	switch {
+	case strings.Contains(secret, "%"):
+		rest.Path, rest.RawPath = "/", ""
+	case u.RawPath == "":
+		rest.Path = u.Path[len(TokenPrefix)+len(secret):]
+	default:
+		rest.RawPath = u.RawPath[len(TokenPrefix)+len(secret):]
+		rest.Path, _ = url.PathUnescape(rest.RawPath)
+	}
+	if rest.Path == "" {
+		rest.Path, rest.RawPath = "/", ""
+	}
+	return secret, rest, true
+}
+
+// redactedPath is r's path as logged: a path token replaced.
+func (s *Server) redactedPath(r *http.Request) string {
+	p := r.URL.Path
+	if s.opts.ReadTokens == nil {
+		return p
+	}
+	rest, ok := strings.CutPrefix(p, TokenPrefix)
+	if !ok {
+		return p
+	}
+	_, after, found := strings.Cut(rest, "/")
+	if !found {
+		return TokenPrefix + "REDACTED"
+	}
+	return TokenPrefix + "REDACTED/" + after
+}
+
+// view is the feed f as the request's read token sees it.
+func view(r *http.Request, f *feed.Feed) *feed.Feed {
+	g, ok := r.Context().Value(grantKey{}).(grant)
+	if !ok {
+		return f
+	}
+	return f.View(g.token.Scope(), g.prefix, g.token.Allows)
+}
+
+// tokenPrefix is the path prefix of the request's token ("" for none).
+func tokenPrefix(r *http.Request) string {
+	g, _ := r.Context().Value(grantKey{}).(grant)
+	return g.prefix
+}
+
+// privateWriter turns a public Cache-Control into a private one: what a
+// token let a client read must not be kept by shared caches.
+type privateWriter struct {
+	http.ResponseWriter
+	done bool
+}
+
+func (w *privateWriter) private() {
+	if w.done {
+		return
+	}
+	w.done = true
+	h := w.Header()
+	cc := h.Get("Cache-Control")
+	if rest, ok := strings.CutPrefix(cc, "public"); ok {
+		h.Set("Cache-Control", "private"+rest)
+	} else if cc == "" {
+		// A path-form request has no Authorization header to keep shared
+		// caches away (RFC 9111 §3.5): say it.
+		h.Set("Cache-Control", "private")
+	}
+}
+
+func (w *privateWriter) WriteHeader(status int) {
+	w.private()
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *privateWriter) Write(b []byte) (int, error) {
+	w.private()
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *privateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
