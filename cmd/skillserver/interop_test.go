@@ -165,7 +165,7 @@ func errOrOK(err error) string {
 // latestVersionDir picks the folder the server must publish for a skill:
 // the skill folder itself when it holds SKILL.md (flat), else the version
 // folder with the highest semver release, or the highest prerelease when
-// there is no release (source.md "Versions"). Decided here independently
+// there is no release (docs/source-tree.md, "Order and `latest`"). Decided here independently
 // of the server's own ordering code.
 func latestVersionDir(t *testing.T, skillDir string) (dir, version string) {
 	t.Helper()

@@ -113,3 +113,31 @@ func TestREADMEDockerRunMounts(t *testing.T) {
 		}
 	}
 }
+
+// TestCIRunsTheREADMETestCommand: .ci/run must call exactly the test
+// command README.md gives (the line of the "Two commands" block that says
+// CI runs it), as its last command.
+func TestCIRunsTheREADMETestCommand(t *testing.T) {
+	var want string
+	for _, line := range readmeShellLines(t, "make ") {
+		if cmd, comment, ok := strings.Cut(line, "#"); ok && strings.Contains(comment, "CI runs this") {
+			want = strings.TrimSpace(cmd)
+		}
+	}
+	if want == "" {
+		t.Fatal(`README.md names no command with "CI runs this"`)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last string
+	for line := range strings.Lines(string(ci)) {
+		if l := strings.TrimSpace(line); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
+		}
+	}
+	if last != want {
+		t.Errorf(".ci/run ends with %q; README.md's test command is %q", last, want)
+	}
+}

@@ -131,7 +131,8 @@ func TestExampleTree(t *testing.T) {
 }
 
 // TestArchiveFollowsZipRules opens every archive and checks the rules
-// clients enforce (clients.md) and the determinism rules (source.md).
+// clients enforce and the determinism rules (docs/source-tree.md,
+// "Archives").
 func TestArchiveFollowsZipRules(t *testing.T) {
 	snap := scanTree(t, Source{SkillsDir: "../../testdata/skills"})
 	for _, sk := range snap.Skills {

@@ -279,7 +279,7 @@ func encodeDocument(v any) *Document {
 	return &Document{Body: b, Digest: content.Sum(b)}
 }
 
-// RFC discovery index (wire.md §1).
+// RFC discovery index (docs/http-api.md, "RFC discovery feed").
 
 type rfcIndex struct {
 	Schema string     `json:"$schema"`

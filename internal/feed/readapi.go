@@ -11,7 +11,7 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// The read API (wire.md §4), the agent card (§5), the legacy v0.1 index
+// The read API (docs/http-api.md, "Search and read API"), the agent card (§5), the legacy v0.1 index
 // and the one-skill scoped index. Item documents go through the same
 // per-snapshot document cache as the feeds; search results depend on the
 // query and are encoded per request by the caller.

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// The native manifest tree (wire.md §3): /manifest.json, then for skills
+// The native manifest tree (docs/http-api.md, "Native manifest tree"): /manifest.json, then for skills
 // and sub-agents an index of pages, pages of items, one identity document
 // per item listing its versions, and one document per version.
 

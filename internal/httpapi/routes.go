@@ -21,7 +21,7 @@ func (s *Server) routes(r chi.Router) {
 		get(r, "/metrics", s.opts.Metrics.ServeHTTP)
 	}
 
-	// Every document of the feed (wire.md §1, §3, §4, §5), at the paths
+	// Every document of the feed (docs/http-api.md, "RFC discovery feed", §3, §4, §5), at the paths
 	// its links name: the feed's table of paths (internal/feed/paths.go).
 	for _, k := range feed.Kinds() {
 		for _, p := range k.Patterns() {
@@ -34,7 +34,7 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathLatestSkillMD, s.handleLatestSkillMD)
 	get(r, feed.PathLegacyFile, s.handleLegacyFile)
 
-	// Search and the update check (wire.md §4).
+	// Search and the update check (docs/http-api.md, "Search and read API").
 	get(r, feed.PathSkillSearch, s.handleSearch(false))
 	r.Post(feed.PathCheckUpdates, s.handleCheckUpdates)
 	get(r, feed.PathSubagentSearch, s.handleSearch(true))
@@ -47,7 +47,7 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathAPICatalog, s.handleAPICatalog)
 	get(r, feed.PathOpenAPI, s.handleOpenAPI)
 
-	// Artifact bytes (wire.md §2). {version} may be "latest".
+	// Artifact bytes (docs/http-api.md, "Artifact bytes"). {version} may be "latest".
 	get(r, feed.PathSkillMD, s.handleSkillMD)
 	get(r, feed.PathArchive, s.handleArchive)
 	get(r, feed.PathResource, s.handleResource)

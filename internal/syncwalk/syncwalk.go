@@ -1,5 +1,5 @@
 // Package syncwalk is a model client: it syncs from a skillserver the way
-// netclaw's daemon and the Netclaw.SkillClient library do (clients.md),
+// netclaw's daemon and the Netclaw.SkillClient library do,
 // request by request, and fails on anything they would reject. Tests run
 // it against the real server; it is not used by the server itself.
 //
