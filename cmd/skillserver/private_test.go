@@ -305,6 +305,7 @@ func TestPrivateFeedScopedToken(t *testing.T) {
 		{"/skills/v1/pages/all.json", "name", "code-review,k8s-deploy"},
 		{"/subagents/v1/pages/all.json", "name", "changelog-reviewer"},
 		{"/api/v1/skills", "name", "code-review,k8s-deploy"},
+		{"/api/search?q=", "name", "code-review,k8s-deploy"},
 		{"/.well-known/agent-card.json", "id", "code_review,k8s_deploy"},
 	} {
 		if got := strings.Join(jsonStrings(t, get200(t, ts.URL+tc.path, team), tc.key), ","); got != tc.want {

@@ -59,6 +59,6 @@ func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	hits := snap.Feed().SearchSkills(query(r).Get("q"))
+	hits := view(r, snap.Feed()).SearchSkills(query(r).Get("q"))
 	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, maxTake), s.installs.get), "no-store")
 }
