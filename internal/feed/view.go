@@ -40,7 +40,7 @@ func (s *Feed) View(scope, prefix string, allow func(name string) bool) *Feed {
 		return v
 	}
 	v := &Feed{src: s.src, Generation: s.Generation, Skills: s.Skills, Agents: s.Agents, AgentsConfigured: s.AgentsConfigured,
-		pageSize: s.pageSize, server: s.server, docs: newDocCache(s.docs.shared), prefix: prefix, allow: allow,
+		pageSize: s.pageSize, server: s.server, origins: s.origins, docs: newDocCache(s.docs.shared), prefix: prefix, allow: allow,
 		viewID: scope + "\x00" + prefix}
 	if allow != nil {
 		v.Skills, v.Agents = allowed(s.Skills, allow), allowed(s.Agents, allow)
