@@ -237,9 +237,9 @@ const configFileEnv = "config"
 // plus the config file under configFileEnv.
 func injectedEnv(getenv func(string) string) map[string]any {
 	env := map[string]any{}
-	for _, name := range append(Names(), configFileEnv) {
-		if val := getenv(EnvPrefix + strings.ToUpper(name)); val != "" {
-			env[name] = val
+	for _, k := range append(slices.Clip(Keys), Key{Name: configFileEnv}) {
+		if val := getenv(k.Env()); val != "" {
+			env[k.Name] = val
 		}
 	}
 	return env
