@@ -14,9 +14,9 @@ type Origins struct {
 	Skills, Agents *provenance.Source
 }
 
-// ProvenanceExtensionURI names the agent card's extension that carries
+// provenanceExtensionURI names the agent card's extension that carries
 // the skills' source (docs/http-api.md, "Provenance").
-const ProvenanceExtensionURI = "https://github.com/skillserver/skillserver/blob/main/docs/http-api.md#provenance"
+const provenanceExtensionURI = "https://github.com/skillserver/skillserver/blob/main/docs/http-api.md#provenance"
 
 // origin says where a version of the root checkout came from: the
 // checkout's repository and commit, and the version's folder or file

@@ -293,7 +293,7 @@ func (s *Feed) agentCard(base string) agentCard {
 		Capabilities: cardCapabilities{DirectAPI: true}, Skills: make([]cardSkill, 0, len(s.Skills)),
 	}
 	if src := s.origins.Skills; src != nil {
-		c.Capabilities.Extensions = []cardExtension{{URI: ProvenanceExtensionURI, Params: src,
+		c.Capabilities.Extensions = []cardExtension{{URI: provenanceExtensionURI, Params: src,
 			Description: "Where the skills came from: the git repository, the commit and the skills root's path in it."}}
 	}
 	for _, sk := range s.Skills {
