@@ -1,4 +1,4 @@
-package syncwalk
+package check
 
 import (
 	"archive/zip"
