@@ -39,6 +39,7 @@ const (
   skillserver validate [--config FILE] [--skills DIR] [--agents DIR] [--format text|json]
   skillserver version
   skillserver healthcheck [--config FILE] [--listen ADDR] [--url URL]
+  skillserver check    [--token TOKEN] [--format text|json] [--concurrency N] [--timeout D] URL
 `
 )
 
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitOK
 	case "healthcheck":
 		err = healthcheck(ctx, rest, getenv, stdout, stderr)
+	case "check":
+		err = checkFeed(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usageSummary)
 		return exitOK
@@ -71,8 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
 		return exitOK // the usage went to stdout
-	case errors.Is(err, errInvalidTree):
-		return exitFailure // validate has printed the problems and the counts
+	case errors.Is(err, errInvalidTree), errors.Is(err, errFeedBroken):
+		return exitFailure // validate or check has printed its report
 	case err != nil:
 		fmt.Fprintf(stderr, "skillserver %s: %v\n", cmd, err)
 		if errors.Is(err, config.ErrUsage) {

@@ -44,6 +44,10 @@ type Options struct {
 	Timeout time.Duration
 	// MaxBytes bounds the bytes read of one response.
 	MaxBytes int64
+	// Transport, if set, carries the requests; it should not decode
+	// content encodings (the default is http.DefaultTransport's settings
+	// with DisableCompression).
+	Transport http.RoundTripper
 	// Progress, if set, is called as items finish with the number of
 	// items done and requests made so far.
 	Progress func(items, requests int)
@@ -188,12 +192,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: max bytes %d: want a positive size", ErrUsage, o.MaxBytes)
 	}
 	conc := cmp.Or(o.Concurrency, DefaultConcurrency)
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DisableCompression = true // every request says what it accepts
-	tr.MaxIdleConnsPerHost = conc
-	defer tr.CloseIdleConnections()
+	rt := o.Transport
+	if rt == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableCompression = true // every request says what it accepts
+		tr.MaxIdleConnsPerHost = conc
+		defer tr.CloseIdleConnections()
+		rt = tr
+	}
 	c := New(base)
-	c.HTTP = &http.Client{Transport: tr, Timeout: cmp.Or(o.Timeout, DefaultTimeout)}
+	c.HTTP = &http.Client{Transport: rt, Timeout: cmp.Or(o.Timeout, DefaultTimeout)}
 	c.Token = o.Token
 	c.Concurrency = conc
 	c.MaxBytes = o.MaxBytes

@@ -1,5 +1,10 @@
 package check
 
+import (
+	"maps"
+	"slices"
+)
+
 // Rule names one thing a client relies on. The IDs are stable: reports,
 // the JSON output and docs/check.md use them.
 type Rule string
@@ -52,17 +57,28 @@ const (
 	RuleContentType    Rule = "http-content-type" // a Content-Type clients misread
 )
 
-// warnings are the rules whose breaking is a warning; every other rule is
-// an error.
-var warnings = map[Rule]bool{
-	RuleAbsent: true, RuleManifestSchema: true, RuleRedirect: true,
-	RuleCompression: true, RuleHead: true, RuleContentType: true,
+// severity is every rule's severity.
+var severity = map[Rule]Severity{
+	RuleFetch: Error, RuleStatus: Error, RuleSize: Error, RuleJSON: Error, RuleSchema: Error,
+	RuleKind: Error, RuleName: Error, RuleDescription: Error, RuleVersion: Error,
+	RuleVersionOrder: Error, RuleType: Error, RuleDigestFormat: Error, RuleDigestMismatch: Error,
+	RuleURL: Error, RuleHref: Error, RuleEncoding: Error, RuleZipPath: Error, RuleZipEntry: Error,
+	RuleZipSize: Error, RuleZipContent: Error, RuleText: Error, RuleFrontmatter: Error,
+	RuleConsistency: Error, RuleAgentCard: Error,
+
+	RuleAbsent: Warning, RuleManifestSchema: Warning, RuleRedirect: Warning,
+	RuleCompression: Warning, RuleHead: Warning, RuleContentType: Warning,
 }
 
 // Severity is how bad breaking r is.
 func (r Rule) Severity() Severity {
-	if warnings[r] {
-		return Warning
+	if s, ok := severity[r]; ok {
+		return s
 	}
 	return Error
+}
+
+// Rules lists every rule, sorted.
+func Rules() []Rule {
+	return slices.Sorted(maps.Keys(severity))
 }

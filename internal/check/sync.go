@@ -816,9 +816,14 @@ func (c *Client) WalkManifest(ctx context.Context, rfc []RFCEntry) error {
 			return at(err, itemName+" "+key, mu)
 		}
 	}
-	byName := map[string]RFCEntry{}
-	for _, e := range rfc {
-		byName[e.Name] = e
+	// A nil rfc is an RFC index that failed as a whole: nothing to
+	// compare with.
+	var byName map[string]RFCEntry
+	if rfc != nil {
+		byName = map[string]RFCEntry{}
+		for _, e := range rfc {
+			byName[e.Name] = e
+		}
 	}
 	var fmu sync.Mutex
 	found := map[string]bool{}
@@ -837,7 +842,7 @@ func (c *Client) WalkManifest(ctx context.Context, rfc []RFCEntry) error {
 		}
 		return errors.Join(errs...)
 	})
-	if err != nil || !c.Strict {
+	if err != nil || !c.Strict || byName == nil {
 		return err
 	}
 	var errs []error
@@ -883,7 +888,7 @@ func (c *Client) skillVersion(ctx context.Context, name, version, digest, href s
 	case c.Strict && a.Digest != digest:
 		return fail(RuleConsistency, "artifact digest %s, the identity says %s", a.Digest, digest)
 	}
-	if latest && c.Strict {
+	if latest && c.Strict && rfc != nil {
 		e, ok := rfc[name]
 		if !ok || e.Version != a.Version || e.Type != a.Type || e.Description != a.Description || e.URL != a.URL || e.Digest != a.Digest {
 			return fail(RuleConsistency, "the latest version's artifact differs from the RFC entry")
