@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/check"
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // Read tokens of the private-feed tests. teamSecret's token sees code-*,

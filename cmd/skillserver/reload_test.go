@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/check"
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 const adminToken = "test-admin-token"
