@@ -28,7 +28,7 @@ const (
 )
 
 // ErrUsage marks an Options value Run cannot start from.
-var ErrUsage = errors.New("usage")
+var ErrUsage = errors.New("invalid check options")
 
 // Options say what to check and how.
 type Options struct {
@@ -166,11 +166,11 @@ func Base(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("%w: URL %q: %w", ErrUsage, raw, err)
+		return "", fmt.Errorf("URL %q: %w", raw, err)
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		return "", fmt.Errorf("%w: URL %q: want http:// or https:// and a host", ErrUsage, raw)
+		return "", fmt.Errorf("URL %q: want http:// or https:// and a host", raw)
 	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-		return "", fmt.Errorf("%w: URL %q: no query, fragment or user: clients drop them (put a token in the path as /t/<token> or pass --token)", ErrUsage, raw)
+		return "", fmt.Errorf("URL %q: no query, fragment or user: clients drop them (put a token in the path as /t/<token>, or use a bearer token)", raw)
 	}
 	return strings.TrimRight(u.String(), "/"), nil
 }
@@ -181,7 +181,7 @@ func Base(raw string) (string, error) {
 func Run(ctx context.Context, o Options) (*Report, error) {
 	base, err := Base(o.URL)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	switch {
 	case o.Concurrency < 0:

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/spf13/pflag"
+	"github.com/spf13/cobra"
 
 	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/config"
@@ -20,33 +20,47 @@ import (
 // once it has printed the report.
 var errFeedBroken = errors.New("clients will not work with this feed")
 
-// checkFeed is `skillserver check URL`: a conformance client of any skill
-// server. Its flags are its own; it reads no server configuration.
-func checkFeed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func newCheckCmd() *cobra.Command {
 	var (
 		opts      check.Options
 		format    string
 		tokenFile string
 	)
-	fs := pflag.NewFlagSet("check", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "usage: skillserver check [flags] URL\n\nChecks that clients will work with the skill server at URL; see docs/check.md.\n\nflags:\n%s", fs.FlagUsages())
+	cmd := &cobra.Command{
+		Use:   "check URL",
+		Short: "Check that clients will work with the skill server at URL",
+		Long: "Check walks the skill server at URL (this one, another implementation or a\n" +
+			"static host) as its clients do: the RFC index and every artifact and resource,\n" +
+			"the native manifest tree with every page, identity and version, the legacy\n" +
+			"v0.1 index and the agent card. It prints every broken rule by item and URL,\n" +
+			"errors (clients will fail) and warnings (HTTP behaviour some clients trip on),\n" +
+			"then a summary; --format json prints the report as JSON. It exits 0 when\n" +
+			"clients will work (warnings allowed), 1 when they will not, 2 on usage errors.\n\n" +
+			"For a private feed pass --token (sent as a bearer token), or a path-token URL\n" +
+			"https://host/t/<token>. Its flags are its own; it reads no server\n" +
+			"configuration. docs/check.md lists the rules.",
+		Example: "  skillserver check https://skills.example.com\n" +
+			"  skillserver check --format json --token-file ./token https://skills.example.com",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.URL = args[0]
+			return checkFeed(cmd.Context(), opts, format, tokenFile, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
-	fs.StringVar(&format, "format", "text", "output format: text or json")
-	fs.StringVar(&opts.Token, "token", "", "bearer token sent on every request (for a private feed); a path token goes in URL as /t/<token>")
-	fs.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (keeps it out of the process list)")
-	fs.IntVar(&opts.Concurrency, "concurrency", check.DefaultConcurrency, "items fetched at once")
-	fs.DurationVar(&opts.Timeout, "timeout", check.DefaultTimeout, "timeout of each request")
-	fs.Int64Var(&opts.MaxBytes, "max-bytes", check.DefaultMaxBytes, "most bytes read of one response")
-	err := fs.Parse(args)
+	f := cmd.Flags()
+	f.StringVar(&format, "format", "text", "output format: text or json")
+	f.StringVar(&opts.Token, "token", "", "bearer token sent on every request, for a private feed")
+	f.StringVar(&tokenFile, "token-file", "", "read the bearer token from this file (keeps it out of the process list)")
+	f.IntVar(&opts.Concurrency, "concurrency", check.DefaultConcurrency, "items fetched at once")
+	f.DurationVar(&opts.Timeout, "timeout", check.DefaultTimeout, "timeout of each request")
+	f.Int64Var(&opts.MaxBytes, "max-bytes", check.DefaultMaxBytes, "most bytes read of one response")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// checkFeed runs the check and prints its report.
+func checkFeed(ctx context.Context, opts check.Options, format, tokenFile string, stdout, stderr io.Writer) error {
 	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		return err
-	case err != nil:
-		return fmt.Errorf("%w: %w", config.ErrUsage, err)
-	case fs.NArg() != 1:
-		return fmt.Errorf("%w: want one URL, got %d arguments", config.ErrUsage, fs.NArg())
 	case format != "text" && format != "json":
 		return fmt.Errorf("%w: --format %q: must be text or json", config.ErrUsage, format)
 	case opts.Concurrency < 1:
@@ -65,7 +79,6 @@ func checkFeed(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		opts.Token = strings.TrimSpace(string(b))
 	}
-	opts.URL = fs.Arg(0)
 	if _, err := check.Base(opts.URL); err != nil {
 		return fmt.Errorf("%w: %w", config.ErrUsage, err)
 	}
@@ -75,7 +88,9 @@ func checkFeed(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	report, err := check.Run(ctx, opts)
 	done()
-	if err != nil {
+	if errors.Is(err, check.ErrUsage) {
+		return fmt.Errorf("%w: %w", config.ErrUsage, err)
+	} else if err != nil {
 		return err
 	}
 	if format == "json" {
