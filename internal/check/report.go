@@ -80,8 +80,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 func (r *Report) WriteText(w io.Writer) error {
 	s := r.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "check %s: %d skills (%d versions), %d sub-agents (%d versions); %d downloads, %d requests\n",
-		r.URL, s.Skills, s.SkillVersions, s.Subagents, s.SubagentVersions, s.Downloads, s.Requests)
+	fmt.Fprintf(&b, "check %s: %s (%s), %s (%s); %s, %s\n", r.URL,
+		plural(s.Skills, "skill"), plural(s.SkillVersions, "version"), plural(s.Subagents, "sub-agent"),
+		plural(s.SubagentVersions, "version"), plural(s.Downloads, "download"), plural(s.Requests, "request"))
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "\n%-7s %s [%s]\n        %s\n", f.Severity, f.Item, f.Rule, f.Message)
 		if f.URL != "" {
