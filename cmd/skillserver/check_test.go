@@ -282,6 +282,24 @@ func (m *mirror) setArtifact(t *testing.T, e check.RFCEntry, body []byte) {
 	m.replaceJSON(oldHex, newHex)
 }
 
+// editJSON decodes the document at p, lets edit change it and encodes it
+// back.
+func (m *mirror) editJSON(t *testing.T, p string, edit func(doc map[string]any)) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(m.files[p]))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("%s: %v", p, err)
+	}
+	edit(doc)
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.files[p] = append(b, '\n')
+}
+
 func (m *mirror) write(t *testing.T, root, origin string) {
 	t.Helper()
 	for p, b := range m.files {
@@ -467,6 +485,48 @@ func TestCheckStaticFeeds(t *testing.T) {
 			inURL: "/skills/v1/k8s-deploy/index.json",
 			mutate: func(t *testing.T, m *mirror) {
 				delete(m.files, feed.DocKey{Kind: feed.DocSkill, Name: "k8s-deploy"}.Path())
+			}},
+		{name: "versions out of order", exit: exitFailure, want: []string{"error version-order skill k8s-deploy"},
+			inURL: "/skills/v1/k8s-deploy/index.json",
+			mutate: func(t *testing.T, m *mirror) {
+				m.editJSON(t, feed.DocKey{Kind: feed.DocSkill, Name: "k8s-deploy"}.Path(), func(doc map[string]any) {
+					slices.Reverse(doc["versions"].([]any))
+				})
+			}},
+		{name: "artifact on another origin", exit: exitFailure, want: []string{"error url skill release-notes 0.3.1"},
+			inURL: "http://localhost:",
+			mutate: func(t *testing.T, m *mirror) {
+				u := m.entry(t, "release-notes").URL
+				m.replaceJSON(u, strings.Replace(u, mirrorOrigin, "http://localhost:1", 1))
+			}},
+		{name: "resources on a skill-md", exit: exitFailure, want: []string{"error type skill support-triage 1.2.0"},
+			inURL: feed.DocRFCIndex.Patterns()[0],
+			mutate: func(t *testing.T, m *mirror) {
+				m.editJSON(t, feed.DocRFCIndex.Patterns()[0], func(doc map[string]any) {
+					for _, e := range doc["skills"].([]any) {
+						if e := e.(map[string]any); e["name"] == "support-triage" {
+							e["resources"] = []any{map[string]any{"path": "x.md", "digest": e["digest"], "url": e["url"]}}
+						}
+					}
+				})
+			}},
+		{name: "agent card without protocolVersion", exit: exitFailure, want: []string{"error agent-card agent card", "error agent-card agent card"},
+			inURL: "/.well-known/agent",
+			mutate: func(t *testing.T, m *mirror) {
+				for _, p := range feed.DocAgentCard.Patterns() {
+					m.editJSON(t, p, func(doc map[string]any) { delete(doc, "protocolVersion") })
+				}
+			}},
+		{name: "RFC feed only", exit: exitOK, want: []string{"warning absent agent card", "warning absent legacy index", "warning absent manifest"},
+			mutate: func(t *testing.T, m *mirror) {
+				keep := map[string]bool{feed.DocRFCIndex.Patterns()[0]: true}
+				for _, e := range m.rfcIndex(t) {
+					keep[m.path(t, e.URL)] = true
+					for _, r := range e.Resources {
+						keep[m.path(t, r.URL)] = true
+					}
+				}
+				maps.DeleteFunc(m.files, func(p string, _ []byte) bool { return !keep[p] })
 			}},
 		{name: "redirect with a token", args: []string{"--token", "sekret"}, exit: exitOK,
 			want: []string{"warning http-redirect manifest"}, inURL: "/manifest.json",

@@ -400,7 +400,7 @@ func checkEntry(e RFCEntry, seen map[string]bool) error {
 	case e.Version == "":
 		return bad(RuleVersion, "no version (netclaw's change detection needs it)")
 	case e.Type == string(item.TypeSkillMD) && len(e.Resources) > 0:
-		return bad(RuleType, "type skill-md with %d resources: a skill with files besides SKILL.md is an archive", len(e.Resources))
+		return bad(RuleType, "type skill-md, yet it lists resources: a skill with files besides SKILL.md is an archive")
 	}
 	seen[e.Name] = true
 	return nil
