@@ -588,3 +588,18 @@ func TestCheckStaticFeeds(t *testing.T) {
 		})
 	}
 }
+
+// TestREADMECheck runs the README's `skillserver check` lines, as
+// written, against the example tree (only the address changes): each
+// must pass.
+func TestREADMECheck(t *testing.T) {
+	skills, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skills, "--agents", agents)
+	for _, line := range readmeShellLines(t, "skillserver check ") {
+		cmdline, _, _ := strings.Cut(line, "#")
+		args := strings.Fields(strings.ReplaceAll(cmdline, "http://localhost:8080", ts.URL))[2:]
+		if code, stdout, stderr := runCheck(t, args...); code != exitOK {
+			t.Errorf("%s: exit %d\n%s%s", line, code, stdout, stderr)
+		}
+	}
+}

@@ -262,7 +262,7 @@ func (c *Client) checkURL(u string) error {
 		return bad(RuleURL, "url %q is not absolute (netclaw resolves relative URLs against the feed base, not the document)", u)
 	}
 	if b, err := url.Parse(c.Base); err == nil && (pu.Scheme != b.Scheme || pu.Host != b.Host) {
-		return bad(RuleURL, "url %q is not on the feed's origin %s://%s", u, b.Scheme, b.Host)
+		return bad(RuleURL, "url %q is not on the feed's origin %s://%s (check the URL clients use: a server behind a proxy advertises its base_url)", u, b.Scheme, b.Host)
 	}
 	return nil
 }
@@ -712,7 +712,9 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 			c.obs.countVersions(0, len(id.Versions))
 		}
 		for _, v := range id.Versions {
-			if v.Version != id.LatestVersion {
+			// netclaw syncs the latest version; the check verifies all.
+			latest := v.Version == id.LatestVersion
+			if !latest && c.obs == nil {
 				continue
 			}
 			itemName := "subagent " + name + " " + v.Version
@@ -745,8 +747,8 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 			c.mu.Lock()
 			prev, ok := c.Agents[name]
 			c.mu.Unlock()
-			if ok && prev.Version == d.Version && prev.Digest == d.Digest {
-				return nil
+			if latest && ok && prev.Version == d.Version && prev.Digest == d.Digest {
+				continue
 			}
 			body, err := c.download(ctx, itemName, d.URL, d.Digest, mediaMarkdown)
 			if err != nil {
@@ -759,9 +761,11 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 			case skill.HasError(ps) || a.Name != name:
 				return &Violation{Rule: RuleText, Item: itemName, URL: d.URL, Msg: fmt.Sprintf("agent file rejected: %v", ps)}
 			}
-			c.mu.Lock()
-			c.Agents[name] = Synced{Version: d.Version, Digest: d.Digest, Files: map[string][]byte{feed.AgentFile: body}}
-			c.mu.Unlock()
+			if latest {
+				c.mu.Lock()
+				c.Agents[name] = Synced{Version: d.Version, Digest: d.Digest, Files: map[string][]byte{feed.AgentFile: body}}
+				c.mu.Unlock()
+			}
 		}
 		return nil
 	})
