@@ -107,9 +107,10 @@ var mediaTypes = map[media][]string{
 // acceptEncoding is what the skills CLI (Node's fetch) sends.
 const acceptEncoding = "gzip, deflate, br"
 
-// response checks the HTTP behaviour of one 200 answer to GET u, whose
-// body had n bytes.
-func (o *observer) response(ctx context.Context, c *Client, itemName, u string, as media, resp *http.Response, n int) {
+// response checks the HTTP behaviour of one 200 answer to GET asked,
+// whose body had n bytes.
+func (o *observer) response(ctx context.Context, c *Client, itemName string, asked *url.URL, as media, resp *http.Response, n int) {
+	u := asked.String()
 	if o.authed && resp.Request != nil && resp.Request.URL.String() != u {
 		o.warn(&Violation{Rule: RuleRedirect, Item: itemName, URL: u, Msg: fmt.Sprintf("redirected to %s: netclaw drops its key on a redirect", resp.Request.URL)})
 	}

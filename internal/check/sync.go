@@ -44,7 +44,6 @@ const (
 	MaxArchiveBytes = 50 << 20
 	MaxArchiveFiles = 1000
 	DefaultMaxBytes = 64 << 20
-	maxDescription  = 1024
 )
 
 // Violation is one broken rule: what, where and why. Every error the
@@ -205,7 +204,7 @@ func (c *Client) get(ctx context.Context, itemName, u string, as media) ([]byte,
 			Msg: fmt.Sprintf("Content-Encoding %q although the request accepted none (netclaw never decodes)", ce)}
 	}
 	if c.obs != nil {
-		c.obs.response(ctx, c, itemName, u, as, resp, len(body))
+		c.obs.response(ctx, c, itemName, req.URL, as, resp, len(body))
 	}
 	return body, nil
 }
@@ -395,8 +394,8 @@ func checkEntry(e RFCEntry, seen map[string]bool) error {
 		return bad(RuleName, "invalid name %q: want lower-case letters, digits and single hyphens, at most %d characters", e.Name, skill.MaxNameLen)
 	case seen[e.Name]:
 		return bad(RuleName, "listed twice")
-	case utf8.RuneCountInString(e.Description) > maxDescription || strings.TrimSpace(e.Description) == "":
-		return bad(RuleDescription, "description empty or over %d characters", maxDescription)
+	case skill.TextLen(e.Description) > skill.MaxDescriptionLen || strings.TrimSpace(e.Description) == "":
+		return bad(RuleDescription, "description empty or over %d characters (UTF-16 units, as the skills CLI counts)", skill.MaxDescriptionLen)
 	case e.Version == "":
 		return bad(RuleVersion, "no version (netclaw's change detection needs it)")
 	case e.Type == string(item.TypeSkillMD) && len(e.Resources) > 0:
