@@ -528,6 +528,12 @@ func TestCheckStaticFeeds(t *testing.T) {
 				}
 				maps.DeleteFunc(m.files, func(p string, _ []byte) bool { return !keep[p] })
 			}},
+		{name: "legacy file differs", exit: exitFailure, want: []string{"error consistency legacy skill release-notes SKILL.md"},
+			inURL: "/.well-known/skills/release-notes/SKILL.md",
+			mutate: func(t *testing.T, m *mirror) {
+				p := feed.Href(feed.PathLegacyFile, "release-notes", "SKILL.md")
+				m.files[p] = append(slices.Clone(m.files[p]), "An older copy.\n"...)
+			}},
 		{name: "redirect with a token", args: []string{"--token", "sekret"}, exit: exitOK,
 			want: []string{"warning http-redirect manifest"}, inURL: "/manifest.json",
 			extra: "location = /manifest.json { return 302 /moved/manifest.json; }",

@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillserver/skillserver/api"
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -304,7 +305,7 @@ func (c *Client) checkLegacy(ctx context.Context, rfc []RFCEntry) error {
 			fail(RuleConsistency, "the legacy index lists it, the RFC index does not")
 		}
 		c.mu.Lock()
-		synced := c.Skills[s.Name]
+		latest := c.Skills[s.Name]
 		c.mu.Unlock()
 		for _, f := range s.Files {
 			if err := checkPath("file", f); err != nil {
@@ -324,8 +325,8 @@ func (c *Client) checkLegacy(ctx context.Context, rfc []RFCEntry) error {
 			if f == skill.FileName {
 				errs[i] = errors.Join(errs[i], at(checkSkillMD(s.Name, b), itemName, fu))
 			}
-			if want, ok := synced.Files[f]; ok && !bytes.Equal(want, b) {
-				errs[i] = errors.Join(errs[i], &Violation{Rule: RuleConsistency, Item: itemName + " " + f, URL: fu, Msg: "differs from the file of the RFC feed's latest version " + synced.Version})
+			if want, ok := latest.Sums[f]; ok && want != content.Sum(b) {
+				errs[i] = errors.Join(errs[i], &Violation{Rule: RuleConsistency, Item: itemName + " " + f, URL: fu, Msg: "differs from the file of the RFC feed's latest version " + latest.Version})
 			}
 		}
 	})

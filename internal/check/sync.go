@@ -90,7 +90,21 @@ func at(err error, itemName, u string) error {
 type Synced struct {
 	Version string
 	Digest  string
-	Files   map[string][]byte // skill: path -> bytes; agent: "agent.md"
+	Files   map[string][]byte // skill: path -> bytes; agent: "agent.md"; nil in a check
+	// Sums are the digests of Files, which a check keeps instead of the
+	// bytes, so its memory does not grow with the catalogue.
+	Sums map[string]content.Digest
+}
+
+func synced(version, digest string, files map[string][]byte, keep bool) Synced {
+	s := Synced{Version: version, Digest: digest, Sums: make(map[string]content.Digest, len(files))}
+	for p, b := range files {
+		s.Sums[p] = content.Sum(b)
+	}
+	if keep {
+		s.Files = files
+	}
+	return s
 }
 
 // Client syncs from one feed and keeps state between passes, as netclaw
@@ -422,7 +436,7 @@ func (c *Client) syncSkill(ctx context.Context, e RFCEntry) error {
 		}
 	}
 	c.mu.Lock()
-	c.Skills[e.Name] = Synced{Version: e.Version, Digest: e.Digest, Files: files}
+	c.Skills[e.Name] = synced(e.Version, e.Digest, files, c.obs == nil)
 	c.mu.Unlock()
 	return nil
 }
@@ -762,7 +776,7 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 			}
 			if latest {
 				c.mu.Lock()
-				c.Agents[name] = Synced{Version: d.Version, Digest: d.Digest, Files: map[string][]byte{feed.AgentFile: body}}
+				c.Agents[name] = synced(d.Version, d.Digest, map[string][]byte{feed.AgentFile: body}, c.obs == nil)
 				c.mu.Unlock()
 			}
 		}
