@@ -186,15 +186,13 @@ const mirrorOrigin = "http://mirror.invalid"
 // recorder is a transport that keeps what the check fetched.
 type recorder struct {
 	origin string
+	tr     *http.Transport
 	mu     sync.Mutex
 	m      *mirror
 }
 
 func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DisableCompression = true
-	defer tr.CloseIdleConnections()
-	resp, err := tr.RoundTrip(req)
+	resp, err := rec.tr.RoundTrip(req)
 	if err != nil || req.Method != http.MethodGet || resp.StatusCode != http.StatusOK {
 		return resp, err
 	}
@@ -218,7 +216,10 @@ func (rec *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // recordMirror mirrors the feed at base by checking it.
 func recordMirror(t *testing.T, base string) *mirror {
 	t.Helper()
-	rec := &recorder{origin: base, m: &mirror{files: map[string][]byte{}, json: map[string]bool{}}}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableCompression = true
+	defer tr.CloseIdleConnections()
+	rec := &recorder{origin: base, tr: tr, m: &mirror{files: map[string][]byte{}, json: map[string]bool{}}}
 	r, err := check.Run(t.Context(), check.Options{URL: base, Transport: rec})
 	if err != nil || !r.OK || len(r.Findings) != 0 {
 		t.Fatalf("mirroring %s: %v %+v", base, err, r)
