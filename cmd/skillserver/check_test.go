@@ -321,12 +321,12 @@ func (m *mirror) write(t *testing.T, root, origin string) {
 // directives.
 type site struct {
 	root, extra string
-	url         string // set by startNginx
+	url         string // set by startStaticHosts
 }
 
-// startNginx serves each site on its own loopback port with one nginx
+// startStaticHosts serves each site on its own loopback port with one nginx
 // process, stopped by its pid when the test ends.
-func startNginx(t *testing.T, sites []*site) {
+func startStaticHosts(t *testing.T, sites []*site) {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -563,7 +563,7 @@ func TestCheckStaticFeeds(t *testing.T) {
 	for i, tt := range tests {
 		sites[i] = &site{root: filepath.Join(t.TempDir(), "www"), extra: tt.extra}
 	}
-	startNginx(t, sites)
+	startStaticHosts(t, sites)
 	mirrors := make([]*mirror, len(tests))
 	for i, tt := range tests {
 		m := good.clone()
