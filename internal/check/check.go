@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,7 +119,7 @@ func (o *observer) response(ctx context.Context, c *Client, itemName string, ask
 	if want, ok := mediaTypes[as]; ok {
 		ct := resp.Header.Get("Content-Type")
 		mt, _, _ := mime.ParseMediaType(ct)
-		if !contains(want, mt) && !(want[0] == "application/json" && strings.HasSuffix(mt, "+json")) {
+		if !slices.Contains(want, mt) && !(want[0] == "application/json" && strings.HasSuffix(mt, "+json")) {
 			o.warn(&Violation{Rule: RuleContentType, Item: itemName, URL: u, Msg: fmt.Sprintf("Content-Type %q, want %s", ct, strings.Join(want, " or "))})
 		}
 	}
@@ -151,15 +152,6 @@ func (o *observer) response(ctx context.Context, c *Client, itemName string, ask
 	case ce == "" && hr.Header.Get("Content-Length") != "" && hr.Header.Get("Content-Length") != strconv.Itoa(n):
 		o.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: fmt.Sprintf("HEAD says Content-Length %s, GET sent %d bytes", hr.Header.Get("Content-Length"), n)})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Base checks and normalises a feed URL: absolute http(s), no query, no
@@ -299,7 +291,7 @@ func (c *Client) checkLegacy(ctx context.Context, rfc []RFCEntry) error {
 		case !skill.ValidName(s.Name):
 			fail(RuleName, "invalid name %q", s.Name)
 			return
-		case !contains(s.Files, skill.FileName):
+		case !slices.Contains(s.Files, skill.FileName):
 			fail(RuleZipContent, "files does not list SKILL.md")
 		case rfc != nil && !inRFC[s.Name]:
 			fail(RuleConsistency, "the legacy index lists it, the RFC index does not")
