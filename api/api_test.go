@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillserver/skillserver/api"
 )
 
 // schemaBase is where the schemas are published; every schema's $id is
@@ -256,7 +258,7 @@ const a2aSchema = "reference/a2a-v0.3.0.schema.json"
 // a2aAgentCard compiles #/definitions/AgentCard of the A2A schema.
 func a2aAgentCard(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	const id = "https://a2a-protocol.org/v0.3.0/a2a.json"
+	const id = api.A2ASchemaID
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(id, readJSON(t, a2aSchema)); err != nil {
 		t.Fatalf("%s: %v", a2aSchema, err)

@@ -408,11 +408,15 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 	}
 	files, _ := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
 	for _, f := range files {
-		if !used[filepath.Base(f)] {
+		if !used[filepath.Base(f)] && !cliSchemas[filepath.Base(f)] {
 			t.Errorf("%s is not referenced from %s", f, openAPIFile)
 		}
 	}
 }
+
+// cliSchemas describe command output, not responses: no route serves
+// them, so openapi.yaml does not reference them.
+var cliSchemas = map[string]bool{"check-report.schema.json": true}
 
 // yamlPointer resolves a JSON pointer ("/a/b") in a YAML node tree.
 func yamlPointer(n *yaml.Node, pointer string) *yaml.Node {

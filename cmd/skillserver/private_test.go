@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/fixture"
-	"github.com/skillserver/skillserver/internal/syncwalk"
 )
 
 // Read tokens of the private-feed tests. teamSecret's token sees code-*,
@@ -471,7 +471,7 @@ func TestPrivateFeedBadTokenFileAtStartup(t *testing.T) {
 // feed with its key as a bearer token, and fails without it.
 func TestSyncPrivateFeedWithBearer(t *testing.T) {
 	ts, _ := startPrivate(t)
-	anon := syncwalk.New(ts.URL)
+	anon := check.New(ts.URL)
 	if _, err := anon.SyncSkills(t.Context()); err == nil {
 		t.Fatal("a sync without the key succeeded")
 	}
@@ -479,7 +479,7 @@ func TestSyncPrivateFeedWithBearer(t *testing.T) {
 		token          string
 		skills, agents int
 	}{{allSecret, 5, 2}, {teamSecret, 2, 1}} {
-		c := syncwalk.New(ts.URL)
+		c := check.New(ts.URL)
 		c.Token = tc.token
 		syncPass(t, c)
 		if len(c.Skills) != tc.skills || len(c.Agents) != tc.agents {

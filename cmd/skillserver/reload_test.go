@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/fixture"
-	"github.com/skillserver/skillserver/internal/syncwalk"
 )
 
 const adminToken = "test-admin-token"
@@ -75,7 +75,7 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				c := syncwalk.New(ts.URL)
+				c := check.New(ts.URL)
 				c.Strict = false
 				rfc, err := c.SyncSkills(t.Context())
 				if err == nil {
@@ -145,7 +145,7 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 	t.Logf("%d passes by 3 clients over %d rounds of changes; %d items skipped by a reload between page and identity", passes.Load(), rounds, skipped.Load())
 
 	// The end state: a strict walk agrees with the tree.
-	c := syncwalk.New(ts.URL)
+	c := check.New(ts.URL)
 	rfc, err := c.SyncSkills(t.Context())
 	if err == nil {
 		err = c.SyncAgents(t.Context())

@@ -82,6 +82,7 @@ func newRootCmd(getenv func(string) string) *cobra.Command {
 		newValidateCmd(c),
 		newVersionCmd(),
 		newHealthcheckCmd(c),
+		newCheckCmd(),
 		newCompletionCmd(),
 	)
 	markRunErrors(root)

@@ -68,10 +68,8 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	format := cfg.LogFormat
 	if format == "auto" {
 		format = "json"
-		if f, ok := w.(*os.File); ok {
-			if info, err := f.Stat(); err == nil && info.Mode()&os.ModeCharDevice != 0 {
-				format = "text"
-			}
+		if isTerminal(w) {
+			format = "text"
 		}
 	}
 	if format == "text" {

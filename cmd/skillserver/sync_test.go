@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skillserver/skillserver/internal/syncwalk"
+	"github.com/skillserver/skillserver/internal/check"
 )
 
 // TestSyncAsNetclaw walks the real server the way netclaw and the
@@ -16,7 +16,7 @@ import (
 func TestSyncAsNetclaw(t *testing.T) {
 	skills, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
-	c := syncwalk.New(ts.URL)
+	c := check.New(ts.URL)
 	syncPass(t, c)
 
 	var names []string
@@ -65,7 +65,7 @@ func TestSyncAsNetclaw(t *testing.T) {
 
 // syncPass runs one netclaw pass with c: skills, sub-agents, then the
 // manifest walk.
-func syncPass(t *testing.T, c *syncwalk.Client) {
+func syncPass(t *testing.T, c *check.Client) {
 	t.Helper()
 	rfc, err := c.SyncSkills(t.Context())
 	if err != nil {
@@ -84,7 +84,7 @@ func syncPass(t *testing.T, c *syncwalk.Client) {
 func TestSyncWithoutAgentsSource(t *testing.T) {
 	skills, _ := exampleTree(t)
 	ts := startServer(t, "--skills", skills)
-	c := syncwalk.New(ts.URL)
+	c := check.New(ts.URL)
 	if err := c.SyncAgents(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestSyncWithoutAgentsSource(t *testing.T) {
 	}
 	empty := t.TempDir()
 	ts2 := startServer(t, "--skills", skills, "--agents", empty)
-	c2 := syncwalk.New(ts2.URL)
+	c2 := check.New(ts2.URL)
 	if err := c2.SyncAgents(t.Context()); err != nil {
 		t.Fatal(err)
 	}

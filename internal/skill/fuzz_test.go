@@ -90,7 +90,7 @@ func checkPublished(t *testing.T, texts []string, lists map[string][]string) {
 		}
 	}
 	for _, tag := range lists["tags"] {
-		if textLen(tag) > fuzzLimits.MaxTagChars {
+		if TextLen(tag) > fuzzLimits.MaxTagChars {
 			t.Fatalf("tag %q is too long", tag)
 		}
 	}
@@ -132,7 +132,7 @@ func FuzzFrontmatter(f *testing.F) {
 		if HasError(ps) {
 			return
 		}
-		if s.Name != "demo" || strings.TrimSpace(s.Description) == "" || textLen(s.Description) > MaxDescriptionLen {
+		if s.Name != "demo" || strings.TrimSpace(s.Description) == "" || TextLen(s.Description) > MaxDescriptionLen {
 			t.Fatalf("accepted %+v", s)
 		}
 		checkPublished(t, append([]string{s.Description, s.License, s.Compatibility, s.AllowedTools}, slices.Collect(maps.Values(s.Metadata))...), s.MetadataLists)

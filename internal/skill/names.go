@@ -26,10 +26,10 @@ func ValidVersion(s string) bool {
 	return len(s) >= 1 && len(s) <= MaxVersionLen && versionRE.MatchString(s)
 }
 
-// textLen counts s the way JavaScript's String.length does (UTF-16 code
+// TextLen counts s the way JavaScript's String.length does (UTF-16 code
 // units). The `skills` CLI applies its 1024 limit that way, which is never
 // less than the rune count, so checking it keeps every client satisfied.
-func textLen(s string) int {
+func TextLen(s string) int {
 	n := 0
 	for _, r := range s {
 		n += utf16.RuneLen(r)

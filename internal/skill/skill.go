@@ -116,10 +116,10 @@ func ParseSkill(path, folder string, data []byte, lim Limits) (Skill, []Problem)
 	switch {
 	case strings.TrimSpace(s.Description) == "":
 		errf(RuleDescription, "description is required: say what the skill does and when to use it")
-	case textLen(s.Description) > MaxDescriptionLen:
-		errf(RuleDescription, "description is %d characters; the limit is %d", textLen(s.Description), MaxDescriptionLen)
+	case TextLen(s.Description) > MaxDescriptionLen:
+		errf(RuleDescription, "description is %d characters; the limit is %d", TextLen(s.Description), MaxDescriptionLen)
 	}
-	if n := textLen(s.Compatibility); n > MaxCompatibilityLen {
+	if n := TextLen(s.Compatibility); n > MaxCompatibilityLen {
 		errf(RuleCompatibility, "compatibility is %d characters; the limit is %d", n, MaxCompatibilityLen)
 	}
 

@@ -207,7 +207,7 @@ func valueProblems(path string, fields []field, known, own map[string]bool, lim 
 		}
 	}
 	checkLen := func(name, s string, maxChars int, limitKey string) {
-		if n := textLen(s); maxChars > 0 && n > maxChars {
+		if n := TextLen(s); maxChars > 0 && n > maxChars {
 			add(RuleLimit, "%s is %d characters; the limit is %d (%s)", printable(name), n, maxChars, limitKey)
 		}
 	}

@@ -1,4 +1,4 @@
-package syncwalk
+package check
 
 import (
 	"archive/zip"
@@ -52,6 +52,16 @@ func serve(t *testing.T, routes map[string][]byte) string {
 	return srv.URL
 }
 
+// hasRule reports whether err holds a violation of rule.
+func hasRule(err error, rule Rule) bool {
+	for _, v := range violations(err) {
+		if v.Rule == rule {
+			return true
+		}
+	}
+	return false
+}
+
 func index(entry string) []byte {
 	return []byte(`{"$schema":"` + RFCSchema + `","skills":[` + entry + `]}`)
 }
@@ -64,37 +74,37 @@ func TestSyncSkillsRejects(t *testing.T) {
 	tests := []struct {
 		name   string
 		routes map[string][]byte
-		want   string
+		want   Rule
 	}{
-		{"bad schema", map[string][]byte{"/.well-known/agent-skills/index.json": []byte(`{"$schema":"x","skills":[]}`)}, "$schema"},
+		{"bad schema", map[string][]byte{"/.well-known/agent-skills/index.json": []byte(`{"$schema":"x","skills":[]}`)}, RuleSchema},
 		{"digest mismatch", map[string][]byte{
 			"/.well-known/agent-skills/index.json": index(`{"name":"a","type":"skill-md","description":"d","url":"{base}/a.md","digest":"` + digestOf([]byte("other")) + `","version":"1"}`),
-			"/a.md":                                md}, "digest"},
+			"/a.md":                                md}, RuleDigestMismatch},
 		{"uppercase digest", map[string][]byte{
 			"/.well-known/agent-skills/index.json": index(`{"name":"a","type":"skill-md","description":"d","url":"{base}/a.md","digest":"` + strings.ToUpper(digestOf(md)) + `","version":"1"}`),
-			"/a.md":                                md}, "lowercase"},
+			"/a.md":                                md}, RuleDigestFormat},
 		{"relative url", map[string][]byte{
 			"/.well-known/agent-skills/index.json": index(`{"name":"a","type":"skill-md","description":"d","url":"/a.md","digest":"` + digestOf(md) + `","version":"1"}`),
-			"/a.md":                                md}, "absolute"},
+			"/a.md":                                md}, RuleURL},
 		{"unknown type", map[string][]byte{
 			"/.well-known/agent-skills/index.json": index(`{"name":"a","type":"tarball","description":"d","url":"{base}/a.zip","digest":"` + digestOf(goodZip) + `","version":"1"}`),
-			"/a.zip":                               goodZip}, "unknown type"},
+			"/a.zip":                               goodZip}, RuleType},
 		{"zip with dotdot", map[string][]byte{
 			"/.well-known/agent-skills/index.json": index(`{"name":"a","type":"archive","description":"d","url":"{base}/a.zip","digest":"` + digestOf(zipOf(t, map[string]string{"SKILL.md": "x", "../evil": "x"})) + `","version":"1"}`),
-			"/a.zip":                               zipOf(t, map[string]string{"SKILL.md": "x", "../evil": "x"})}, ".."},
+			"/a.zip":                               zipOf(t, map[string]string{"SKILL.md": "x", "../evil": "x"})}, RuleZipPath},
 		{"zip without SKILL.md", map[string][]byte{
 			"/.well-known/agent-skills/index.json": index(`{"name":"a","type":"archive","description":"d","url":"{base}/a.zip","digest":"` + digestOf(zipOf(t, map[string]string{"README.md": "x"})) + `","version":"1"}`),
-			"/a.zip":                               zipOf(t, map[string]string{"README.md": "x"})}, "SKILL.md"},
+			"/a.zip":                               zipOf(t, map[string]string{"README.md": "x"})}, RuleZipContent},
 		{"bad name", map[string][]byte{
 			"/.well-known/agent-skills/index.json": index(`{"name":"A_b","type":"skill-md","description":"d","url":"{base}/a.md","digest":"` + digestOf(md) + `","version":"1"}`),
-			"/a.md":                                md}, "invalid name"},
+			"/a.md":                                md}, RuleName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New(serve(t, tt.routes))
 			_, err := c.SyncSkills(t.Context())
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
+			if !hasRule(err, tt.want) {
+				t.Errorf("err = %v, want a %s violation", err, tt.want)
 			}
 		})
 	}
@@ -115,19 +125,19 @@ func TestSyncAgentsRejects(t *testing.T) {
 	tests := []struct {
 		name   string
 		routes map[string][]byte
-		want   string
+		want   Rule
 	}{
-		{"relative item href", tree("subagents/v1/a/index.json", "a", "{base}/a.md", agent), "root-relative"},
-		{"detail name differs", tree("/subagents/v1/a/index.json", "b", "{base}/a.md", agent), "name"},
-		{"bom", tree("/subagents/v1/a/index.json", "a", "{base}/a.md", bom), "rejected"},
-		{"index fails", map[string][]byte{"/subagents/v1/index.json": []byte("{")}, "unexpected end"},
+		{"relative item href", tree("subagents/v1/a/index.json", "a", "{base}/a.md", agent), RuleHref},
+		{"detail name differs", tree("/subagents/v1/a/index.json", "b", "{base}/a.md", agent), RuleName},
+		{"bom", tree("/subagents/v1/a/index.json", "a", "{base}/a.md", bom), RuleText},
+		{"index fails", map[string][]byte{"/subagents/v1/index.json": []byte("{")}, RuleJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := New(serve(t, tt.routes))
 			err := c.SyncAgents(t.Context())
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
+			if !hasRule(err, tt.want) {
+				t.Errorf("err = %v, want a %s violation", err, tt.want)
 			}
 		})
 	}

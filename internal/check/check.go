@@ -1,0 +1,417 @@
+package check
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillserver/skillserver/api"
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// Defaults of Options.
+const (
+	DefaultConcurrency = 4
+	DefaultTimeout     = 30 * time.Second // netclaw's budget per request
+)
+
+// ErrUsage marks an Options value Run cannot start from.
+var ErrUsage = errors.New("invalid check options")
+
+// Options say what to check and how.
+type Options struct {
+	// URL is the feed's base URL: http(s)://host[:port][/prefix], such as
+	// https://skills.example.com or https://host/t/<token> for a
+	// path-token feed.
+	URL string
+	// Token is sent as Authorization: Bearer on every request.
+	Token string
+	// Concurrency is how many items are fetched at once.
+	Concurrency int
+	// Timeout bounds each request.
+	Timeout time.Duration
+	// MaxBytes bounds the bytes read of one response.
+	MaxBytes int64
+	// Transport, if set, carries the requests; it should not decode
+	// content encodings (the default is http.DefaultTransport's settings
+	// with DisableCompression).
+	Transport http.RoundTripper
+	// Progress, if set, is called as items finish with the number of
+	// items done and requests made so far.
+	Progress func(items, requests int)
+}
+
+// observer is what Run adds to the Client: it collects warnings, counts,
+// and probes each entry point and artifact for HEAD and compression.
+type observer struct {
+	authed   bool
+	progress func(items, requests int)
+	client   *Client
+
+	mu                                      sync.Mutex
+	warnings                                []*Violation
+	items                                   int
+	skillVersions, subagents, agentVersions int
+}
+
+func (o *observer) warn(v *Violation) {
+	o.mu.Lock()
+	o.warnings = append(o.warnings, v)
+	o.mu.Unlock()
+}
+
+func (o *observer) itemDone() {
+	o.mu.Lock()
+	o.items++
+	n := o.items
+	o.mu.Unlock()
+	if o.progress != nil {
+		o.client.mu.Lock()
+		r := o.client.Requests
+		o.client.mu.Unlock()
+		o.progress(n, r)
+	}
+}
+
+func (o *observer) countVersions(skills, agents int) {
+	o.mu.Lock()
+	o.skillVersions += skills
+	o.agentVersions += agents
+	if agents > 0 {
+		o.subagents++
+	}
+	o.mu.Unlock()
+}
+
+// Media types clients read each kind of response as; anything else is a
+// warning.
+var mediaTypes = map[media][]string{
+	mediaJSON:     {"application/json"},
+	mediaEntry:    {"application/json"},
+	mediaMarkdown: {"text/markdown", "text/x-markdown", "text/plain", "application/octet-stream"},
+	mediaZip:      {"application/zip", "application/x-zip-compressed", "application/octet-stream"},
+}
+
+// acceptEncoding is what the skills CLI (Node's fetch) sends.
+const acceptEncoding = "gzip, deflate, br"
+
+// response checks the HTTP behaviour of one 200 answer to GET asked,
+// whose body had n bytes.
+func (o *observer) response(ctx context.Context, c *Client, itemName string, asked *url.URL, as media, resp *http.Response, n int) {
+	u := asked.String()
+	if o.authed && resp.Request != nil && resp.Request.URL.String() != u {
+		o.warn(&Violation{Rule: RuleRedirect, Item: itemName, URL: u, Msg: fmt.Sprintf("redirected to %s: netclaw drops its key on a redirect", resp.Request.URL)})
+	}
+	if want, ok := mediaTypes[as]; ok {
+		ct := resp.Header.Get("Content-Type")
+		mt, _, _ := mime.ParseMediaType(ct)
+		if !slices.Contains(want, mt) && !(want[0] == "application/json" && strings.HasSuffix(mt, "+json")) {
+			o.warn(&Violation{Rule: RuleContentType, Item: itemName, URL: u, Msg: fmt.Sprintf("Content-Type %q, want %s", ct, strings.Join(want, " or "))})
+		}
+	}
+	if as == mediaJSON {
+		return // documents reached by href: GET is enough
+	}
+	// One HEAD probe with the skills CLI's Accept-Encoding: it must answer
+	// like GET, and an artifact must not come compressed.
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	c.count(&c.Requests)
+	hr, err := c.HTTP.Do(req)
+	if err != nil {
+		o.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: "HEAD failed: " + unwrapURLError(err)})
+		return
+	}
+	hr.Body.Close()
+	ce := hr.Header.Get("Content-Encoding")
+	switch {
+	case hr.StatusCode != http.StatusOK:
+		o.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: fmt.Sprintf("HEAD answered %d, GET 200", hr.StatusCode)})
+	case as != mediaEntry && ce != "" && ce != "identity":
+		o.warn(&Violation{Rule: RuleCompression, Item: itemName, URL: u, Msg: fmt.Sprintf("sent with Content-Encoding %q to a client accepting %q: an archive or file decoded in transit fails digest checks", ce, acceptEncoding)})
+	case ce == "" && hr.Header.Get("Content-Length") != "" && hr.Header.Get("Content-Length") != strconv.Itoa(n):
+		o.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: fmt.Sprintf("HEAD says Content-Length %s, GET sent %d bytes", hr.Header.Get("Content-Length"), n)})
+	}
+}
+
+// Base checks and normalises a feed URL: absolute http(s), no query, no
+// fragment, no trailing slash.
+func Base(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("URL %q: %w", raw, err)
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return "", fmt.Errorf("URL %q: want http:// or https:// and a host", raw)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("URL %q: no query, fragment or user: clients drop them (put a token in the path as /t/<token>, or use a bearer token)", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// Run checks the feed at o.URL and reports every broken rule. Its error
+// is for options it cannot start from (ErrUsage); what the feed does
+// wrong is in the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	base, err := Base(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	switch {
+	case o.Concurrency < 0:
+		return nil, fmt.Errorf("%w: concurrency %d: want 1 or more", ErrUsage, o.Concurrency)
+	case o.Timeout < 0:
+		return nil, fmt.Errorf("%w: timeout %s: want a positive duration", ErrUsage, o.Timeout)
+	case o.MaxBytes < 0:
+		return nil, fmt.Errorf("%w: max bytes %d: want a positive size", ErrUsage, o.MaxBytes)
+	}
+	conc := cmp.Or(o.Concurrency, DefaultConcurrency)
+	rt := o.Transport
+	if rt == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DisableCompression = true // every request says what it accepts
+		tr.MaxIdleConnsPerHost = conc
+		defer tr.CloseIdleConnections()
+		rt = tr
+	}
+	c := New(base)
+	c.HTTP = &http.Client{Transport: rt, Timeout: cmp.Or(o.Timeout, DefaultTimeout)}
+	c.Token = o.Token
+	c.Concurrency = conc
+	c.MaxBytes = o.MaxBytes
+	path, _ := url.Parse(base)
+	obs := &observer{authed: o.Token != "" || strings.HasPrefix(path.Path, "/t/"), progress: o.Progress, client: c}
+	c.obs = obs
+
+	var errs []error
+	rfc, err := c.SyncSkills(ctx)
+	errs = append(errs, err)
+	errs = append(errs, c.SyncAgents(ctx))
+	errs = append(errs, c.WalkManifest(ctx, rfc))
+	errs = append(errs, c.checkLegacy(ctx, rfc))
+	errs = append(errs, c.checkAgentCard(ctx))
+
+	vs := append(violations(errors.Join(errs...)), obs.warnings...)
+	sum := Summary{
+		Skills: len(rfc), SkillVersions: obs.skillVersions,
+		Subagents: obs.subagents, SubagentVersions: obs.agentVersions,
+		Downloads: c.Downloads, Requests: c.Requests,
+	}
+	return newReport(base, sum, vs, pathToken(path.Path)), nil
+}
+
+// pathToken is the token of a /t/<token> base path, to keep out of
+// reports.
+func pathToken(p string) string {
+	rest, ok := strings.CutPrefix(p, "/t/")
+	if !ok {
+		return ""
+	}
+	tok, _, _ := strings.Cut(rest, "/")
+	return tok
+}
+
+// violations flattens a tree of joined errors into its violations; an
+// error that is not one becomes a fetch violation.
+func violations(err error) []*Violation {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case *Violation:
+		return []*Violation{e}
+	case interface{ Unwrap() []error }:
+		var out []*Violation
+		for _, e := range e.Unwrap() {
+			out = append(out, violations(e)...)
+		}
+		return out
+	}
+	var v *Violation
+	if errors.As(err, &v) {
+		return []*Violation{v}
+	}
+	return []*Violation{{Rule: RuleFetch, Msg: err.Error()}}
+}
+
+// checkLegacy reads the v0.1 index the way skillkit and OpenCode do, and
+// requires its files to be those of the RFC feed's latest versions.
+func (c *Client) checkLegacy(ctx context.Context, rfc []RFCEntry) error {
+	const itemName = "legacy index"
+	u := c.entry(feed.DocLegacyIndex.Patterns()[0])
+	var idx struct {
+		Skills []struct {
+			Name        string   `json:"name"`
+			Description string   `json:"description"`
+			Files       []string `json:"files"`
+		} `json:"skills"`
+	}
+	if err := c.getJSON(ctx, itemName, u, mediaEntry, &idx); err != nil {
+		var v *Violation
+		if errors.As(err, &v) && v.Rule == RuleStatus && v.Status == http.StatusNotFound {
+			c.obs.warn(&Violation{Rule: RuleAbsent, Item: itemName, URL: u, Msg: "no legacy v0.1 index (404): skillkit and OpenCode see no skills"})
+			return nil
+		}
+		return err
+	}
+	if idx.Skills == nil {
+		return &Violation{Rule: RuleJSON, Item: itemName, URL: u, Msg: "skills is missing or null, want a list"}
+	}
+	inRFC := map[string]bool{}
+	for _, e := range rfc {
+		inRFC[e.Name] = true
+	}
+	errs := make([]error, len(idx.Skills))
+	c.each(len(idx.Skills), func(i int) {
+		s := idx.Skills[i]
+		itemName := "legacy skill " + s.Name
+		fail := func(rule Rule, format string, args ...any) {
+			errs[i] = errors.Join(errs[i], &Violation{Rule: rule, Item: itemName, URL: u, Msg: fmt.Sprintf(format, args...)})
+		}
+		switch {
+		case !skill.ValidName(s.Name):
+			fail(RuleName, "invalid name %q", s.Name)
+			return
+		case !slices.Contains(s.Files, skill.FileName):
+			fail(RuleZipContent, "files does not list SKILL.md")
+		case rfc != nil && !inRFC[s.Name]:
+			fail(RuleConsistency, "the legacy index lists it, the RFC index does not")
+		}
+		c.mu.Lock()
+		latest := c.Skills[s.Name]
+		c.mu.Unlock()
+		for _, f := range s.Files {
+			if err := checkPath("file", f); err != nil {
+				errs[i] = errors.Join(errs[i], at(err, itemName, u))
+				continue
+			}
+			fu := c.entry(feed.Href(feed.PathLegacyFile, s.Name, f))
+			as := mediaFile
+			if f == skill.FileName {
+				as = mediaMarkdown
+			}
+			b, err := c.get(ctx, itemName+" "+f, fu, as)
+			if err != nil {
+				errs[i] = errors.Join(errs[i], err)
+				continue
+			}
+			if f == skill.FileName {
+				errs[i] = errors.Join(errs[i], at(checkSkillMD(s.Name, b), itemName, fu))
+			}
+			if want, ok := latest.Sums[f]; ok && want != content.Sum(b) {
+				errs[i] = errors.Join(errs[i], &Violation{Rule: RuleConsistency, Item: itemName + " " + f, URL: fu, Msg: "differs from the file of the RFC feed's latest version " + latest.Version})
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// checkAgentCard validates the agent card at both its paths against the
+// A2A v0.3.0 schema.
+func (c *Client) checkAgentCard(ctx context.Context) error {
+	const itemName = "agent card"
+	schema, err := agentCardSchema()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	absent := 0
+	paths := feed.DocAgentCard.Patterns()
+	for _, p := range paths {
+		u := c.entry(p)
+		b, err := c.get(ctx, itemName, u, mediaEntry)
+		var v *Violation
+		if errors.As(err, &v) && v.Rule == RuleStatus && v.Status == http.StatusNotFound {
+			absent++
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			errs = append(errs, &Violation{Rule: RuleJSON, Item: itemName, URL: u, Msg: "not JSON: " + err.Error()})
+			continue
+		}
+		if err := schema.Validate(doc); err != nil {
+			errs = append(errs, &Violation{Rule: RuleAgentCard, Item: itemName, URL: u, Msg: "not an A2A v0.3.0 AgentCard: " + schemaErrors(err)})
+		}
+	}
+	if absent == len(paths) {
+		c.obs.warn(&Violation{Rule: RuleAbsent, Item: itemName, URL: c.entry(paths[0]), Msg: "no agent card at " + strings.Join(paths, " or ") + " (404): A2A gateways and catalogues see nothing"})
+	}
+	return errors.Join(errs...)
+}
+
+var (
+	cardOnce   sync.Once
+	cardSchema *jsonschema.Schema
+	cardErr    error
+)
+
+// agentCardSchema compiles #/definitions/AgentCard of the bundled A2A
+// schema, once.
+func agentCardSchema() (*jsonschema.Schema, error) {
+	cardOnce.Do(func() {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(api.A2ASchema))
+		if err != nil {
+			cardErr = fmt.Errorf("the bundled A2A schema: %w", err)
+			return
+		}
+		comp := jsonschema.NewCompiler()
+		if err := comp.AddResource(api.A2ASchemaID, doc); err != nil {
+			cardErr = fmt.Errorf("the bundled A2A schema: %w", err)
+			return
+		}
+		cardSchema, cardErr = comp.Compile(api.A2ASchemaID + "#/definitions/AgentCard")
+	})
+	return cardSchema, cardErr
+}
+
+// schemaErrors is a validation error on one line: each leaf's place and
+// message.
+func schemaErrors(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return err.Error()
+	}
+	var out []string
+	for _, u := range ve.BasicOutput().Errors {
+		if u.Error == nil || len(ve.Causes) > 0 && u.InstanceLocation == "" && u.KeywordLocation == "" {
+			continue
+		}
+		msg := u.Error.String()
+		if strings.HasPrefix(msg, "validation failed") {
+			continue
+		}
+		loc := u.InstanceLocation
+		if loc == "" {
+			loc = "/"
+		}
+		out = append(out, loc+": "+msg)
+	}
+	if len(out) == 0 {
+		return strings.Join(strings.Fields(err.Error()), " ")
+	}
+	return strings.Join(out, "; ")
+}
