@@ -186,7 +186,7 @@ func (c *Catalog) reload(ctx context.Context, changes *scan.Changes) (*Snapshot,
 		}
 		changes = &ch
 	}
-	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, docs: c.docs})
+	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, docs: c.docs, log: c.log})
 	return c.finish(a, ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}, start, true)
 }
 

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -116,15 +118,20 @@ type buildInput struct {
 	changes    *scan.Changes
 	cache      *scan.Cache
 	docs       *feed.SharedCache
+	log        *slog.Logger
 }
 
-// checkout is the git checkout holding root, or nil.
-func checkout(root string) *provenance.Source {
+// checkout is the git checkout holding root, or nil: none when root is in
+// no checkout, and, logged, none when the checkout cannot be read.
+func checkout(log *slog.Logger, root string) *provenance.Source {
 	if root == "" {
 		return nil
 	}
 	p, err := provenance.Read(root)
-	if err != nil {
+	if errors.Is(err, provenance.ErrNotCheckout) {
+		return nil
+	} else if err != nil {
+		log.Warn("provenance: the git checkout cannot be read; its versions are published without a source", "root", root, "err", err)
 		return nil
 	}
 	return &p
@@ -151,7 +158,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	if src.Provenance {
 		// Read after the scan: a checkout that moves during it is named
 		// by its newer commit, which the next reload scans.
-		snap.Provenance, snap.AgentsProvenance = checkout(src.SkillsDir), checkout(src.AgentsDir)
+		snap.Provenance, snap.AgentsProvenance = checkout(in.log, src.SkillsDir), checkout(in.log, src.AgentsDir)
 	}
 	snap.feed = feed.New(feed.Input{Generation: snap.Generation, Source: snap, Skills: snap.Skills, Agents: snap.Agents,
 		Origins:          feed.Origins{Skills: snap.Provenance, Agents: snap.AgentsProvenance},

@@ -105,3 +105,45 @@ func TestReadMatchesGit(t *testing.T) {
 		t.Errorf("Read = %+v, %v; want %+v", got, err, want)
 	}
 }
+
+// TestReadCommitTime reads HEAD's committer time from a real repository,
+// its objects loose or packed (as deltas of each other). A SHA-256
+// repository, which go-git v5 cannot open, is an error: the tree is
+// served without provenance.
+func TestReadCommitTime(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		init    []string
+		repack  []string // nil: objects stay loose
+		wantErr bool
+	}{
+		{"loose", []string{"init", "-q"}, nil, false},
+		{"packed", []string{"init", "-q"}, []string{"repack", "-adfq", "--window=50", "--depth=50"}, false},
+		{"sha256", []string{"init", "-q", "--object-format=sha256"}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			top := t.TempDir()
+			git := func(args ...string) string { return fixture.Git(t, top, args...) }
+			git(tc.init...)
+			var at time.Time
+			for i := range 5 {
+				at = time.Date(2026, 11, 1+i, 10, 0, i, 0, time.UTC)
+				t.Setenv("GIT_COMMITTER_DATE", at.Format(time.RFC3339))
+				git("commit", "-q", "--allow-empty", "-m", "commit "+strconv.Itoa(i))
+			}
+			if tc.repack != nil {
+				git(tc.repack...)
+			}
+			src, err := Read(top)
+			if tc.wantErr {
+				if err == nil || errors.Is(err, ErrNotCheckout) {
+					t.Errorf("Read = %+v, %v; want an error other than ErrNotCheckout", src, err)
+				}
+				return
+			}
+			if err != nil || src.Commit != git("rev-parse", "HEAD") || !src.Time.Equal(at) {
+				t.Errorf("Read = %+v, %v; want HEAD %s at %v", src, err, git("rev-parse", "HEAD"), at)
+			}
+		})
+	}
+}
