@@ -210,6 +210,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		ReadBodyTimeout:   cfg.ReadBodyTO,
 		WriteStallTimeout: cfg.WriteStallTO,
 		MaxRanges:         cfg.MaxRanges,
+		CataloguePageSize: cfg.CataloguePage,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()

@@ -155,37 +155,48 @@ type catalogueData struct {
 // those of the read API's search (feed.Feed.SearchSkills): every item by
 // name when q has no text.
 func (p *Renderer) Catalogue(f *feed.Feed, base feed.Base, q Query) (*feed.Document, bool) {
-	if q.N < 1 {
-		q.N = 1
+	q.N = max(q.N, 1)
+	if q.filtered() {
+		items := p.entries(f, q)
+		if q.N > p.pages(len(items)) {
+			return nil, false
+		}
+		return feed.NewDocument(p.catalogue(f, base.URL, q, items)), true
 	}
-	items := p.entries(f, q)
-	pages := max(1, (len(items)+p.opts.PageSize-1)/p.opts.PageSize)
-	if q.N > pages {
+	// The whole catalogue is cached: count its pages without listing it.
+	total := len(f.Skills)
+	if f.AgentsConfigured {
+		total += len(f.Agents)
+	}
+	if q.N > p.pages(total) {
 		return nil, false
 	}
-	render := func(base string) ([]byte, bool) {
-		start := (q.N - 1) * p.opts.PageSize
-		d := catalogueData{Site: siteOf(f), Title: siteOf(f).Name, Query: q.Text, Tag: q.Tag, Kind: q.Kind, Agents: f.AgentsConfigured,
-			Items: items[start:min(len(items), start+p.opts.PageSize)], Total: len(items), N: q.N, Pages: pages}
-		if q.Text != "" {
-			d.Title = q.Text + " · " + d.Title
-		}
-		if q.N > 1 {
-			d.Prev = catalogueHref(f.Prefix(), q, q.N-1)
-		}
-		if q.N < pages {
-			d.Next = catalogueHref(f.Prefix(), q, q.N+1)
-		}
-		if len(f.Skills) > 0 {
-			d.Install = &installLine{Label: "every skill of this feed", Line: p.skillsCLI(base + f.Prefix())}
-		}
-		return p.execute(kindCatalogue, d), true
+	return f.Page(base, feed.PageKey{Kind: kindCatalogue, N: q.N}, func(base string) ([]byte, bool) {
+		return p.catalogue(f, base, q, p.entries(f, q)), true
+	})
+}
+
+// pages is how many catalogue pages list n items: one at least.
+func (p *Renderer) pages(n int) int { return max(1, (n+p.opts.PageSize-1)/p.opts.PageSize) }
+
+// catalogue renders page q.N of items.
+func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []entry) []byte {
+	pages, start := p.pages(len(items)), (q.N-1)*p.opts.PageSize
+	d := catalogueData{Site: siteOf(f), Title: siteOf(f).Name, Query: q.Text, Tag: q.Tag, Kind: q.Kind, Agents: f.AgentsConfigured,
+		Items: items[start:min(len(items), start+p.opts.PageSize)], Total: len(items), N: q.N, Pages: pages}
+	if q.Text != "" {
+		d.Title = q.Text + " · " + d.Title
 	}
-	if q.filtered() {
-		b, _ := render(base.URL)
-		return feed.NewDocument(b), true
+	if q.N > 1 {
+		d.Prev = catalogueHref(f.Prefix(), q, q.N-1)
 	}
-	return f.Page(base, feed.PageKey{Kind: kindCatalogue, N: q.N}, render)
+	if q.N < pages {
+		d.Next = catalogueHref(f.Prefix(), q, q.N+1)
+	}
+	if len(f.Skills) > 0 {
+		d.Install = &installLine{Label: "every skill of this feed", Line: p.skillsCLI(base + f.Prefix())}
+	}
+	return p.execute(kindCatalogue, d)
 }
 
 // entries are the items q finds, skills first, each list in the search's
