@@ -57,6 +57,9 @@ func Asset(file string) (body []byte, contentType string, digest content.Digest,
 	return a.body, a.contentType, a.digest, true
 }
 
+// AssetHrefs lists the root-relative URLs of the embedded assets.
+func AssetHrefs() []string { return []string{assets.script.href, assets.icon.href} }
+
 // styleCSS is the style sheet every page inlines.
 var styleCSS = mustRead("assets/style.css")
 
