@@ -180,10 +180,13 @@ func (p *Renderer) Catalogue(f *feed.Feed, base feed.Base, q Query) (*feed.Docum
 func (p *Renderer) pages(n int) int { return max(1, (n+p.opts.PageSize-1)/p.opts.PageSize) }
 
 // catalogue renders page q.N of items.
-func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []entry) []byte {
+func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []hit) []byte {
 	pages, start := p.pages(len(items)), (q.N-1)*p.opts.PageSize
 	d := catalogueData{Site: siteOf(f), Title: siteOf(f).Name, Query: q.Text, Tag: q.Tag, Kind: q.Kind, Agents: f.AgentsConfigured,
-		Items: items[start:min(len(items), start+p.opts.PageSize)], Total: len(items), N: q.N, Pages: pages}
+		Total: len(items), N: q.N, Pages: pages}
+	for _, h := range items[start:min(len(items), start+p.opts.PageSize)] {
+		d.Items = append(d.Items, h.entry(f.Prefix()))
+	}
 	if q.Text != "" {
 		d.Title = q.Text + " · " + d.Title
 	}
@@ -199,18 +202,21 @@ func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []entry) 
 	return p.execute(kindCatalogue, d)
 }
 
+// hit is one item q finds, before it is shown.
+type hit struct {
+	feed.Summary
+	kind, pattern string
+}
+
 // entries are the items q finds, skills first, each list in the search's
 // order.
-func (p *Renderer) entries(f *feed.Feed, q Query) []entry {
-	var out []entry
+func (p *Renderer) entries(f *feed.Feed, q Query) []hit {
+	var out []hit
 	add := func(hits []feed.Summary, kind, pattern string) {
 		for _, h := range hits {
-			if q.Tag != "" && !contains(h.Tags, q.Tag) {
-				continue
+			if q.Tag == "" || contains(h.Tags, q.Tag) {
+				out = append(out, hit{h, kind, pattern})
 			}
-			e := entry{Name: h.Name, Kind: kind, Href: f.Prefix() + feed.Href(pattern, h.Name), Description: h.Description,
-				Version: h.LatestVersion, Tags: tagLinks(f.Prefix(), h.Tags)}
-			out = append(out, e)
 		}
 	}
 	if q.Kind != kindAgent {
@@ -220,6 +226,13 @@ func (p *Renderer) entries(f *feed.Feed, q Query) []entry {
 		add(f.SearchAgents(q.Text), "sub-agent", feed.PathUIAgent)
 	}
 	return out
+}
+
+// entry is how the catalogue shows h; only the items of the page shown
+// are made into entries.
+func (h hit) entry(prefix string) entry {
+	return entry{Name: h.Name, Kind: h.kind, Href: prefix + feed.Href(h.pattern, h.Name), Description: h.Description,
+		Version: h.LatestVersion, Tags: tagLinks(prefix, h.Tags)}
 }
 
 func contains(list []string, s string) bool {
