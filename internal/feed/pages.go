@@ -46,6 +46,9 @@ func NewDocument(body []byte) *Document {
 	return d
 }
 
+// AgentArtifactType is the artifact type of every sub-agent version.
+const AgentArtifactType = agentType
+
 // Prefix is the path prefix of every root-relative href of the view ("",
 // or /t/<token> for a path token).
 func (s *Feed) Prefix() string { return s.prefix }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/page"
 )
@@ -67,15 +68,25 @@ func (s *Server) pageBase(r *http.Request) (feed.Base, error) {
 	return base, err
 }
 
-// handleCatalogue answers / for a client that prefers HTML.
-func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
+// pageSource is the current snapshot and the page base of r, or an
+// answer (503, 400, 421) and nil.
+func (s *Server) pageSource(w http.ResponseWriter, r *http.Request) (*catalog.Snapshot, feed.Base) {
 	snap := s.snapshot(w, r)
 	if snap == nil {
-		return
+		return nil, feed.Base{}
 	}
 	base, err := s.pageBase(r)
 	if err != nil {
 		s.fail(w, r, err)
+		return nil, feed.Base{}
+	}
+	return snap, base
+}
+
+// handleCatalogue answers / for a client that prefers HTML.
+func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
+	snap, base := s.pageSource(w, r)
+	if snap == nil {
 		return
 	}
 	qs := query(r)
@@ -97,13 +108,8 @@ func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
 // sub-agent, of its latest version or of the route's {version}.
 func (s *Server) handleItemPage(agents bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		snap := s.snapshot(w, r)
+		snap, base := s.pageSource(w, r)
 		if snap == nil {
-			return
-		}
-		base, err := s.pageBase(r)
-		if err != nil {
-			s.fail(w, r, err)
 			return
 		}
 		name, ok1 := param(r, "name")

@@ -366,7 +366,7 @@ func (p *Renderer) Agent(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 	}
 	return f.Page(base, feed.PageKey{Kind: kindAgent, Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
 		md, _ := blobs.Get(v.Digest)
-		d := itemPage(f, a, v, feed.PathUIAgentVersion, func(*item.AgentVersion) string { return "agent-md" })
+		d := itemPage(f, a, v, feed.PathUIAgentVersion, func(*item.AgentVersion) string { return feed.AgentArtifactType })
 		d.Kind, d.DocFile = "sub-agent", feed.AgentFile
 		feedURL := base + f.Prefix()
 		d.Files = []fileRow{file(feed.AgentFile, feed.AgentURL(feedURL, v), v.Digest, int64(len(md)))}
