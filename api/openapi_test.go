@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"mime"
@@ -24,6 +25,7 @@ import (
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/httpapi"
 	"github.com/skillserver/skillserver/internal/metrics"
+	"github.com/skillserver/skillserver/internal/page"
 )
 
 const openAPIFile = "openapi.yaml"
@@ -493,8 +495,11 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
 			for method, op := range ops {
 				target := examplePath(t, path, doc.parameters(t, path, op))
+				if path == feed.PathUIAsset {
+					target = page.AssetHrefs()[0] // its name holds its digest
+				}
 				c := responseChecker{t: t, doc: doc, schemas: schemas, op: op}
-				if method == http.MethodGet {
+				if method == http.MethodGet && path != feed.PathUIProblems {
 					checkGet(t, c, ready, target)
 				} else {
 					// A bare request (no credentials, no body): whatever
@@ -524,6 +529,28 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 	} {
 		if r := c.check(ready, http.MethodPost, "/-/reload", "Authorization", tt.auth); r.Code != tt.want {
 			t.Errorf("POST /-/reload with Authorization %q = %d, want %d", tt.auth, r.Code, tt.want)
+		}
+	}
+
+	// The problems page, with the admin token in either form, a wrong one
+	// and none.
+	problems, ok := doc.operations(t, feed.PathUIProblems)[http.MethodGet]
+	if !ok {
+		t.Fatal("GET /-/problems is not documented")
+	}
+	c = responseChecker{t: t, doc: doc, schemas: schemas, op: problems}
+	for _, tt := range []struct {
+		auth string
+		want int
+	}{
+		{"Bearer " + adminToken, http.StatusOK},
+		{"Basic " + base64.StdEncoding.EncodeToString([]byte("admin:"+adminToken)), http.StatusOK},
+		{"Bearer wrong", http.StatusForbidden},
+		{"Basic " + base64.StdEncoding.EncodeToString([]byte("admin:wrong")), http.StatusForbidden},
+		{"", http.StatusUnauthorized},
+	} {
+		if r := c.check(ready, http.MethodGet, feed.PathUIProblems, "Authorization", tt.auth); r.Code != tt.want {
+			t.Errorf("GET /-/problems with Authorization %q = %d, want %d", tt.auth, r.Code, tt.want)
 		}
 	}
 

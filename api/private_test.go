@@ -9,6 +9,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/httpapi"
 	"github.com/skillserver/skillserver/internal/metrics"
@@ -49,7 +50,7 @@ func TestOpenAPIPrivateFeed(t *testing.T) {
 	doc, _ := loadOpenAPI(t)
 	schemas := loadSchemas(t)
 	h := privateServer(t)
-	open := map[string]bool{"/healthz": true, "/readyz": true, "/-/reload": true}
+	open := map[string]bool{"/healthz": true, "/readyz": true, "/-/reload": true, feed.PathUIProblems: true}
 	for path := range doc.Paths {
 		for method, op := range doc.operations(t, path) {
 			target := examplePath(t, path, doc.parameters(t, path, op))
@@ -65,8 +66,8 @@ func TestOpenAPIPrivateFeed(t *testing.T) {
 			} {
 				r := c.check(h, method, tc.target, tc.header...)
 				if open[path] {
-					// Open in either form; the admin route checks its own token.
-					if path != "/-/reload" && r.Code != http.StatusOK {
+					// Open in either form; the admin routes check their own token.
+					if path != "/-/reload" && path != feed.PathUIProblems && r.Code != http.StatusOK {
 						t.Errorf("%s %s (%s): %d, want it open", method, tc.target, tc.name, r.Code)
 					}
 					continue

@@ -72,7 +72,9 @@ func TestREADMETour(t *testing.T) {
 		t.Skip("bash is not installed")
 	}
 	skills, agents := exampleTree(t)
-	ts := startServer(t, "--skills", skills, "--agents", agents)
+	// $ADMIN_TOKEN in a command is the server's admin_token.
+	const admin = "readme-admin-token"
+	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": admin}, "--skills", skills, "--agents", agents)
 	host := strings.TrimPrefix(ts.URL, "http://")
 	dir := t.TempDir()
 	for _, line := range readmeShellLines(t, "curl ") {
@@ -85,7 +87,7 @@ func TestREADMETour(t *testing.T) {
 		cmdline = strings.ReplaceAll(cmdline, "curl -s", "curl --fail --show-error --max-time 10 -s")
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, bash, "-o", "pipefail", "-c", cmdline)
-		cmd.Dir = dir
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "ADMIN_TOKEN="+admin)
 		out, err := cmd.CombinedOutput()
 		cancel()
 		if err != nil {

@@ -123,6 +123,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		ReadBodyTimeout:   cfg.ReadBodyTO,
 		WriteStallTimeout: cfg.WriteStallTO,
 		MaxRanges:         cfg.MaxRanges,
+		CataloguePageSize: cfg.CataloguePage,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()

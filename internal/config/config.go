@@ -46,6 +46,7 @@ type Config struct {
 	ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 	ShutdownDelay   time.Duration `mapstructure:"shutdown_delay"`
 	PageSize        int           `mapstructure:"page_size"`
+	CataloguePage   int           `mapstructure:"catalogue_page_size"`
 	MetricsListen   string        `mapstructure:"metrics_listen"`
 	ServerName      string        `mapstructure:"server_name"`
 	ServerDesc      string        `mapstructure:"server_description"`
@@ -112,6 +113,7 @@ var Keys = []Key{
 	{Name: "max_value_chars", Flag: "max-value-chars", Default: 1024, Help: "longest front matter key or string value (metadata values, list items, license), in UTF-16 code units; name, version, and description and compatibility of skills have rules of their own (0: no limit)"},
 	{Name: "max_tag_chars", Flag: "max-tag-chars", Default: 128, Help: "longest item of metadata.tags, in UTF-16 code units (0: no limit)"},
 	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named all.json while everything fits"},
+	{Name: "catalogue_page_size", Flag: "catalogue-page-size", Default: 100, Help: "most skills and sub-agents one page of the HTML catalogue (/ in a browser) lists; more are on ?page=2 and on"},
 	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
 	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
@@ -359,6 +361,9 @@ func (c *Config) validate() error {
 	}
 	if c.PageSize < 1 {
 		errs = append(errs, fmt.Errorf("page_size %d: must be at least 1", c.PageSize))
+	}
+	if c.CataloguePage < 1 {
+		errs = append(errs, fmt.Errorf("catalogue_page_size %d: must be at least 1", c.CataloguePage))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown_timeout %s: must be positive", c.ShutdownTimeout))

@@ -98,6 +98,7 @@ func TestRejects(t *testing.T) {
 		{"negative front matter limit", nil, map[string]string{"SKILLSERVER_MAX_TAG_CHARS": "-1"}, "", "max_tag_chars"},
 		{"max wait under the debounce", []string{"--watch-debounce", "3s"}, nil, "", "watch_max_wait 2s: must be at least watch_debounce"},
 		{"negative reload timeout", []string{"--reload-timeout", "-1s"}, nil, "", "reload_timeout"},
+		{"empty catalogue page", []string{"--catalogue-page-size", "0"}, nil, "", "catalogue_page_size 0: must be at least 1"},
 		{"allowed host with scheme", []string{"--allowed-hosts", "https://a.test"}, nil, "", "allowed_hosts"},
 		{"allowed host with path", nil, map[string]string{"SKILLSERVER_ALLOWED_HOSTS": "a.test,b.test/x"}, "", `allowed_hosts "b.test/x"`},
 		{"allowed host port out of range", nil, nil, "allowed_hosts: [\"a.test:99999\"]\n", "allowed_hosts"},

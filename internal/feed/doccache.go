@@ -26,7 +26,9 @@ type lruKey struct {
 	generation uint64
 	view       string // Feed.viewID
 	base       string
-	key        DocKey
+	// key is a document or an HTML page: both are cached per base, and
+	// the two never share an entry.
+	key cacheKey
 }
 
 type lruEntry struct {

@@ -153,10 +153,16 @@ type once[T any] struct {
 type docCache struct {
 	sentinel string // the base templates are rendered with
 
+	// htmlSentinel stands for the base in page templates: letters and
+	// digits only, which HTML, attribute and URL escaping leave as they
+	// are, and random per snapshot, so no skill's text can hold it.
+	htmlSentinel string
+
 	mu        sync.Mutex
 	plain     map[DocKey]*once[*Document] // base-independent documents
 	templates map[DocKey]*once[*template]
-	known     map[string]map[DocKey]*once[*Document] // by Base.URL
+	pages     map[PageKey]*once[*template]             // HTML pages (pages.go)
+	known     map[string]map[cacheKey]*once[*Document] // by Base.URL
 	shared    *SharedCache
 
 	bytes   atomic.Int64 // what plain, templates and known hold
@@ -164,13 +170,14 @@ type docCache struct {
 }
 
 func newDocCache(shared *SharedCache) *docCache {
-	return &docCache{sentinel: "\x00" + rand.Text(), plain: map[DocKey]*once[*Document]{},
-		templates: map[DocKey]*once[*template]{}, known: map[string]map[DocKey]*once[*Document]{}, shared: shared}
+	return &docCache{sentinel: "\x00" + rand.Text(), htmlSentinel: "SKILLSERVERBASE" + rand.Text(), plain: map[DocKey]*once[*Document]{},
+		templates: map[DocKey]*once[*template]{}, pages: map[PageKey]*once[*template]{},
+		known: map[string]map[cacheKey]*once[*Document]{}, shared: shared}
 }
 
 // cached returns m's entry for key, making it, and runs build in it once.
 // An entry that found nothing is removed.
-func cached[T any](c *docCache, m map[DocKey]*once[T], key DocKey, build func() (T, bool)) (T, bool) {
+func cached[K comparable, T any](c *docCache, m map[K]*once[T], key K, build func() (T, bool)) (T, bool) {
 	c.mu.Lock()
 	e, ok := m[key]
 	if !ok {
@@ -202,33 +209,47 @@ func (s *Feed) Document(base Base, key DocKey) (*Document, bool) {
 			return c.keep(s.encode(v)), true
 		})
 	}
+	return s.forBase(base, cacheKey{doc: key}, jsonText(base.URL), func() (*template, bool) { return s.template(key) })
+}
+
+// cacheKey names what a view caches per base: a document or a page.
+type cacheKey struct {
+	doc  DocKey
+	page PageKey
+}
+
+// forBase returns the bytes of the template tmpl makes, spliced with
+// baseText (base.URL as the template's format escapes it): kept for the
+// snapshot's lifetime when base is known, else in the shared cache.
+func (s *Feed) forBase(base Base, k cacheKey, baseText string, tmpl func() (*template, bool)) (*Document, bool) {
+	c := s.docs
 	if base.Known {
 		c.mu.Lock()
 		m := c.known[base.URL]
 		if m == nil {
-			m = map[DocKey]*once[*Document]{}
+			m = map[cacheKey]*once[*Document]{}
 			c.known[base.URL] = m
 		}
 		c.mu.Unlock()
-		return cached(c, m, key, func() (*Document, bool) {
-			t, ok := s.template(key)
+		return cached(c, m, k, func() (*Document, bool) {
+			t, ok := tmpl()
 			if !ok {
 				return nil, false
 			}
-			return c.keep(t.splice(jsonText(base.URL))), true
+			return c.keep(t.splice(baseText)), true
 		})
 	}
-	k := lruKey{generation: s.Generation, view: s.viewID, base: base.URL, key: key}
-	if d, ok := c.shared.get(k); ok {
+	lk := lruKey{generation: s.Generation, view: s.viewID, base: base.URL, key: k}
+	if d, ok := c.shared.get(lk); ok {
 		return d, true
 	}
-	t, ok := s.template(key)
+	t, ok := tmpl()
 	if !ok {
 		return nil, false
 	}
-	body := t.splice(jsonText(base.URL))
+	body := t.splice(baseText)
 	d := &Document{Body: body, Digest: content.Sum(body), gzipLevel: sharedGzipLevel}
-	c.shared.add(k, d)
+	c.shared.add(lk, d)
 	return d, true
 }
 
@@ -240,12 +261,16 @@ func (s *Feed) template(key DocKey) (*template, bool) {
 		if !ok {
 			return nil, false
 		}
-		body := s.encode(v)
-		t := &template{segs: bytes.Split(body, []byte(jsonText(c.sentinel))), size: len(body)}
-		t.size -= (len(t.segs) - 1) * len(jsonText(c.sentinel))
-		c.bytes.Add(int64(len(body)) + docOverhead)
-		return t, true
+		return c.split(s.encode(v), jsonText(c.sentinel)), true
 	})
+}
+
+// split makes body a template, cut at each sentinel, counted in c.bytes.
+func (c *docCache) split(body []byte, sentinel string) *template {
+	t := &template{segs: bytes.Split(body, []byte(sentinel)), size: len(body)}
+	t.size -= (len(t.segs) - 1) * len(sentinel)
+	c.bytes.Add(int64(len(body)) + docOverhead)
+	return t
 }
 
 // encode is encodeDocument, counted.
@@ -341,6 +366,12 @@ func ArtifactURL(base string, v *item.SkillVersion) string {
 		p = PathArchive
 	}
 	return base + Href(p, v.Name, v.Version) + "?digest=" + v.Digest().String()
+}
+
+// SkillMDURL is the pinned URL of v's SKILL.md, which is v's artifact
+// when v is a lone SKILL.md and the first file of its archive otherwise.
+func SkillMDURL(base string, v *item.SkillVersion) string {
+	return base + Href(PathSkillMD, v.Name, v.Version) + "?digest=" + v.SkillMD.String()
 }
 
 // ResourceURL is the pinned URL of one resource file of v.

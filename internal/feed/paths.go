@@ -72,6 +72,22 @@ const (
 	PathFind = "/api/search"
 	// PathHealth is the health probe with the snapshot's counts.
 	PathHealth = "/health"
+	// PathTokenPrefix starts the path form of a read token,
+	// /t/<token>/<route>, for clients that can send no header.
+	PathTokenPrefix = "/t/"
+)
+
+// The HTML catalogue (internal/page). The catalogue itself is PathRoot
+// for a client that prefers HTML; the other pages live under /ui/, which
+// no document, artifact or API route uses, and the operator's view of
+// the last scan's problems beside the admin route.
+const (
+	PathUISkill        = "/ui/skills/{name}"
+	PathUISkillVersion = "/ui/skills/{name}/{version}"
+	PathUIAgent        = "/ui/subagents/{name}"
+	PathUIAgentVersion = "/ui/subagents/{name}/{version}"
+	PathUIAsset        = "/ui/assets/{file}"
+	PathUIProblems     = "/-/problems"
 )
 
 // Patterns returns the paths documents of kind k are served at.

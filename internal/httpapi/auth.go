@@ -19,16 +19,16 @@ type ReadTokens interface {
 
 // TokenPrefix starts the path form of a read token: /t/<token>/<route>,
 // for clients that can send no header (the skills CLI).
-const TokenPrefix = "/t/"
+const TokenPrefix = feed.PathTokenPrefix
 
 var (
 	errNoReadToken  = errors.New("unauthorized: this feed is private; send Authorization: Bearer <token> or prefix the path with /t/<token>")
 	errBadReadToken = errors.New("forbidden: the read token is not valid")
 )
 
-// openRoutes answer without a read token: probes, and the admin route,
-// which has its own bearer token.
-var openRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/-/reload": true}
+// openRoutes answer without a read token: probes, and the admin routes,
+// which have their own token.
+var openRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/-/reload": true, feed.PathUIProblems: true}
 
 // grant is what a request's read token lets it see.
 type grant struct {

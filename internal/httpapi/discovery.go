@@ -50,11 +50,18 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 // rootLinks is the Link header of PathRoot, the same for every request.
 var rootLinks = feed.RootLinks()
 
-// handleRoot answers / with Link headers to the API catalog, the OpenAPI
-// description and the entry points, and a line of text saying so.
+// handleRoot answers / with the HTML catalogue to a client that prefers
+// HTML (a browser), and to every other client with Link headers to the
+// API catalog, the OpenAPI description and the entry points, and a line
+// of text saying so.
 func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Link", rootLinks)
+	if prefersHTML(r) {
+		s.handleCatalogue(w, r)
+		return
+	}
+	h.Add("Vary", "Accept")
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", cacheShort)
 	s.serveBytes(w, r, rootBody)

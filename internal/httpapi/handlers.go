@@ -99,20 +99,27 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			s.fail(w, r, fmt.Errorf("%w: no document at %s", errNotFound, r.URL.Path))
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Type", jsonContentType)
-		h.Set("Cache-Control", cacheShort)
-		h.Add("Vary", "Accept-Encoding")
-		body, digest := doc.Body, doc.Digest
-		if acceptsGzip(r) {
-			if gz, gzDigest, ok := doc.Gzip(); ok {
-				body, digest = gz, gzDigest
-				h.Set("Content-Encoding", "gzip")
-			}
-		}
-		h.Set("ETag", digest.ETag())
-		s.serveBytes(w, r, body)
+		s.serveDocument(w, r, doc, jsonContentType)
 	}
+}
+
+// serveDocument writes a document of the feed, or a page, as
+// contentType: its digest as ETag, gzip-compressed when the client
+// accepts it, revalidated with 304.
+func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request, doc *feed.Document, contentType string) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", cacheShort)
+	h.Add("Vary", "Accept-Encoding")
+	body, digest := doc.Body, doc.Digest
+	if acceptsGzip(r) {
+		if gz, gzDigest, ok := doc.Gzip(); ok {
+			body, digest = gz, gzDigest
+			h.Set("Content-Encoding", "gzip")
+		}
+	}
+	h.Set("ETag", digest.ETag())
+	s.serveBytes(w, r, body)
 }
 
 // documentBase is the base URL of the documents in this response: the

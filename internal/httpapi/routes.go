@@ -47,6 +47,15 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathAPICatalog, s.handleAPICatalog)
 	get(r, feed.PathOpenAPI, s.handleOpenAPI)
 
+	// The HTML catalogue's pages (the catalogue itself is PathRoot for a
+	// browser), their assets and the admin's view of the scan's problems.
+	get(r, feed.PathUISkill, s.handleItemPage(false))
+	get(r, feed.PathUISkillVersion, s.handleItemPage(false))
+	get(r, feed.PathUIAgent, s.handleItemPage(true))
+	get(r, feed.PathUIAgentVersion, s.handleItemPage(true))
+	get(r, feed.PathUIAsset, s.handleAsset)
+	get(r, feed.PathUIProblems, s.handleProblems)
+
 	// Artifact bytes (docs/http-api.md, "Artifact bytes"). {version} may be "latest".
 	get(r, feed.PathSkillMD, s.handleSkillMD)
 	get(r, feed.PathArchive, s.handleArchive)

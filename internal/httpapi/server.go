@@ -21,6 +21,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/page"
 )
 
 const (
@@ -86,6 +87,9 @@ type Options struct {
 	// MaxRanges is the most ranges a Range header may name before it is
 	// ignored and the whole body sent; 0 allows any number.
 	MaxRanges int
+	// CataloguePageSize is how many items one page of the HTML catalogue
+	// lists; 0 means page.DefaultPageSize.
+	CataloguePageSize int
 }
 
 // Observer records request metrics (metrics.Metrics).
@@ -107,11 +111,13 @@ type Server struct {
 	handler http.Handler
 	// installs counts downloads per skill for the find route.
 	installs installCounts
+	// pages renders the HTML catalogue.
+	pages *page.Renderer
 }
 
 // NewServer returns a Server reading snapshots from cat.
 func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
-	s := &Server{cat: cat, opts: opts, log: log}
+	s := &Server{cat: cat, opts: opts, log: log, pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil})}
 	r := chi.NewRouter()
 	s.router = r
 	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)

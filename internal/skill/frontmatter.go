@@ -310,3 +310,17 @@ func stringList(n *yaml.Node) (string, error) {
 	}
 	return strings.Join(parts, " "), nil
 }
+
+// Body is the text of a SKILL.md or agent-md file after its front matter
+// (and a BOM): what a reader of the instructions sees. A file with no
+// complete front matter block is all body.
+func Body(data []byte) []byte {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if !startsWithDelimiter(data) {
+		return data
+	}
+	if _, end, err := splitFrontmatter(data, 0); err == nil {
+		return data[end:]
+	}
+	return data
+}

@@ -1,0 +1,217 @@
+package httpapi
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/page"
+)
+
+// The HTML catalogue (internal/page): the catalogue at / for clients
+// that prefer HTML, a page per skill and sub-agent, their assets, and
+// the admin's view of the last scan's problems. Every other route, and
+// every miss outside these pages, answers as before: JSON.
+
+// prefersHTML reports whether the request's Accept header asks for HTML
+// at least as much as for JSON: text/html (or application/xhtml+xml)
+// named with a q above 0, and no higher q for application/json. A client
+// that sends */* alone (curl, most libraries) or nothing gets what it
+// got before the pages existed.
+func prefersHTML(r *http.Request) bool {
+	var htmlQ, jsonQ float64 = -1, -1
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if q, err = strconv.ParseFloat(v, 64); err != nil || q < 0 || q > 1 {
+				continue
+			}
+		}
+		switch mt {
+		case "text/html", "application/xhtml+xml":
+			htmlQ = max(htmlQ, q)
+		case "application/json":
+			jsonQ = max(jsonQ, q)
+		}
+	}
+	return htmlQ > 0 && htmlQ >= jsonQ
+}
+
+// setPageSecurity is what every HTML response sends: the pages' policy,
+// no sniffing, no framing, and no Referer beyond this origin (a token's
+// view keeps the stricter no-referrer authenticate set).
+func setPageSecurity(h http.Header) {
+	h.Set("Content-Security-Policy", page.SecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	if h.Get("Referrer-Policy") == "" {
+		h.Set("Referrer-Policy", "same-origin")
+	}
+}
+
+// pageBase is the base URL of a page's absolute URLs without the path
+// token: a page writes the view's prefix itself, so that it can also
+// name the bare base (netclaw's feed URL).
+func (s *Server) pageBase(r *http.Request) (feed.Base, error) {
+	base, err := s.documentBase(r)
+	base.URL = strings.TrimSuffix(base.URL, tokenPrefix(r))
+	return base, err
+}
+
+// pageSource is the current snapshot and the page base of r, or an
+// answer (503, 400, 421) and nil.
+func (s *Server) pageSource(w http.ResponseWriter, r *http.Request) (*catalog.Snapshot, feed.Base) {
+	snap := s.snapshot(w, r)
+	if snap == nil {
+		return nil, feed.Base{}
+	}
+	base, err := s.pageBase(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, feed.Base{}
+	}
+	return snap, base
+}
+
+// handleCatalogue answers / for a client that prefers HTML.
+func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
+	snap, base := s.pageSource(w, r)
+	if snap == nil {
+		return
+	}
+	qs := query(r)
+	n, err := intParam(r, "page", 1)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	f := view(r, snap.Feed())
+	doc, ok := s.pages.Catalogue(f, base, page.Query{Text: qs.Get("q"), Tag: qs.Get("tag"), Kind: qs.Get("kind"), N: n})
+	if !ok {
+		s.failPage(w, r, f, fmt.Errorf("%w: the catalogue has no page %d", errNotFound, n))
+		return
+	}
+	s.servePage(w, r, doc)
+}
+
+// handleItemPage answers the page of a skill (agents false) or a
+// sub-agent, of its latest version or of the route's {version}.
+func (s *Server) handleItemPage(agents bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		snap, base := s.pageSource(w, r)
+		if snap == nil {
+			return
+		}
+		name, ok1 := param(r, "name")
+		version, ok2 := param(r, "version")
+		f := view(r, snap.Feed())
+		var doc *feed.Document
+		ok, what := false, "skill"
+		switch {
+		case !ok1 || !ok2:
+		case agents:
+			doc, ok = s.pages.Agent(f, snap.Store, base, name, version)
+			what = "sub-agent"
+		default:
+			doc, ok = s.pages.Skill(f, snap.Store, base, name, version)
+		}
+		if !ok {
+			s.failPage(w, r, f, fmt.Errorf("%w: no %s named %q with version %q", errNotFound, what, name, orLatest(version)))
+			return
+		}
+		s.servePage(w, r, doc)
+	}
+}
+
+func orLatest(v string) string {
+	if v == "" {
+		return "latest"
+	}
+	return v
+}
+
+// servePage writes a page as documents are written (ETag, gzip, 304).
+func (s *Server) servePage(w http.ResponseWriter, r *http.Request, doc *feed.Document) {
+	h := w.Header()
+	h.Add("Vary", "Accept")
+	setPageSecurity(h)
+	s.serveDocument(w, r, doc, page.ContentType)
+}
+
+// failPage answers a miss of the pages: an HTML page for a reader who
+// asked for HTML, JSON for everyone else.
+func (s *Server) failPage(w http.ResponseWriter, r *http.Request, f *feed.Feed, err error) {
+	if !prefersHTML(r) {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	setPageSecurity(h)
+	h.Set("Content-Type", page.ContentType)
+	h.Set("Cache-Control", "no-store")
+	h.Add("Vary", "Accept")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write(s.pages.NotFound(f, err.Error()))
+}
+
+// handleAsset serves an embedded file the pages load. Its URL names its
+// digest, so it may be cached forever.
+func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
+	file, _ := param(r, "file")
+	body, ct, digest, ok := page.Asset(file)
+	if !ok {
+		s.fail(w, r, fmt.Errorf("%w: no asset %q", errNotFound, file))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", ct)
+	h.Set("Cache-Control", cacheImmutable)
+	h.Set("ETag", digest.ETag())
+	h.Set("X-Content-Type-Options", "nosniff")
+	s.serveBytes(w, r, body)
+}
+
+// handleProblems is the admin's view of the current snapshot's problems:
+// why a skill is not published. It takes the admin token as POST
+// /-/reload does, or as the password of HTTP Basic authentication, which
+// a browser asks for.
+func (s *Server) handleProblems(w http.ResponseWriter, r *http.Request) {
+	if s.opts.AdminToken == "" {
+		s.fail(w, r, fmt.Errorf("%w: the admin pages are disabled (set admin_token to enable them)", errNotFound))
+		return
+	}
+	token, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		_, token, ok = r.BasicAuth()
+	}
+	if !ok || token == "" {
+		h := w.Header()
+		h.Add("WWW-Authenticate", `Bearer realm="skillserver"`)
+		h.Add("WWW-Authenticate", `Basic realm="skillserver admin", charset="UTF-8"`)
+		s.fail(w, r, errUnauthorized)
+		return
+	}
+	if !s.adminToken(token) {
+		s.fail(w, r, errForbidden)
+		return
+	}
+	snap := s.snapshot(w, r)
+	if snap == nil {
+		return
+	}
+	h := w.Header()
+	setPageSecurity(h)
+	h.Set("Content-Type", page.ContentType)
+	h.Set("Cache-Control", "no-store")
+	_, _ = w.Write(s.pages.Problems(snap.Feed(), snap.Generation, snap.Problems))
+}

@@ -1,0 +1,84 @@
+package page
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
+)
+
+// An asset is an embedded file a page loads, at a URL that names its
+// digest: a new binary with other bytes has other URLs, so an asset may
+// be cached forever.
+type asset struct {
+	body        []byte
+	contentType string
+	digest      content.Digest
+	href        string // root-relative
+}
+
+type assetSet struct {
+	script, icon asset
+	byFile       map[string]*asset // by the last segment of href
+}
+
+// assets are the files under assets/ that pages load; the style sheet
+// is inlined instead (one response per page), allowed by its hash.
+var assets = loadAssets()
+
+func loadAssets() *assetSet {
+	s := &assetSet{script: newAsset("app.js", "text/javascript; charset=utf-8"), icon: newAsset("icon.svg", "image/svg+xml")}
+	s.byFile = map[string]*asset{}
+	for _, a := range []*asset{&s.script, &s.icon} {
+		s.byFile[a.href[strings.LastIndexByte(a.href, '/')+1:]] = a
+	}
+	return s
+}
+
+func newAsset(name, contentType string) asset {
+	b, err := assetFiles.ReadFile("assets/" + name)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	d := content.Sum(b)
+	stem, ext, _ := strings.Cut(name, ".")
+	return asset{body: b, contentType: contentType, digest: d, href: feed.Href(feed.PathUIAsset, stem+"."+d.Hex()[:16]+"."+ext)}
+}
+
+// Asset returns the embedded file at the last path segment file of
+// feed.PathUIAsset, its media type and digest.
+func Asset(file string) (body []byte, contentType string, digest content.Digest, ok bool) {
+	a, ok := assets.byFile[file]
+	if !ok {
+		return nil, "", "", false
+	}
+	return a.body, a.contentType, a.digest, true
+}
+
+// AssetHrefs lists the root-relative URLs of the embedded assets.
+func AssetHrefs() []string { return []string{assets.script.href, assets.icon.href} }
+
+// styleCSS is the style sheet every page inlines.
+var styleCSS = mustRead("assets/style.css")
+
+func mustRead(name string) string {
+	b, err := assetFiles.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return string(b)
+}
+
+// SecurityPolicy is the Content-Security-Policy of every page: nothing
+// loads but this origin's script and images and the inline style sheet
+// (by its hash); no inline script, no plugin, no frame, no form to
+// elsewhere, and no base element can move relative URLs.
+var SecurityPolicy = "default-src 'none'; script-src 'self'; style-src '" + cssHash() + "'; img-src 'self'; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+func cssHash() string {
+	sum := sha256.Sum256([]byte(styleCSS))
+	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
+}
