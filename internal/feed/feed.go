@@ -63,6 +63,8 @@ type Feed struct {
 	views     views
 	blobsOnce sync.Once
 	blobs     map[content.Digest]bool
+	filesOnce sync.Once
+	files     artifactFiles
 }
 
 // New returns the feed of in.

@@ -21,15 +21,14 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 )
 
 const (
-	jsonContentType     = "application/json; charset=utf-8"
-	markdownContentType = "text/markdown; charset=utf-8"
-	// Pinned URLs name their bytes, so caches may keep them forever; the
-	// same paths unpinned change on reload and are revalidated soon.
-	cacheImmutable = "public, max-age=31536000, immutable"
-	cacheShort     = "public, max-age=30"
+	jsonContentType     = feed.JSONContentType
+	markdownContentType = feed.MarkdownContentType
+	cacheImmutable      = feed.CacheImmutable
+	cacheShort          = feed.CacheShort
 )
 
 // Snapshots is what handlers need from the catalogue: the current
