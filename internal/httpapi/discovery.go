@@ -26,7 +26,7 @@ func (s *Server) handleAPICatalog(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	b, err := feed.Encode(feed.APICatalog(base.URL))
+	b, err := feed.Encode(feed.APICatalog(base.URL, base.URL))
 	if err != nil {
 		s.fail(w, r, err)
 		return
