@@ -6,6 +6,12 @@ import "strings"
 // the profile parameter of its media type, application/linkset+json.
 const APICatalogProfile = "https://www.rfc-editor.org/info/rfc9727"
 
+// Media types of the API catalog and of the OpenAPI description.
+const (
+	APICatalogContentType = `application/linkset+json; profile="` + APICatalogProfile + `"`
+	OpenAPIContentType    = "application/yaml"
+)
+
 // Linkset is an RFC 9264 linkset in its JSON form: link contexts, each
 // with its links by relation type.
 type Linkset struct {

@@ -86,3 +86,30 @@ func (s *Feed) artifactFiles() *artifactFiles {
 	})
 	return &s.files
 }
+
+// A LatestFile is a file of a skill's latest version at a path that
+// follows the latest version, not its bytes: the RFC's
+// /.well-known/agent-skills/{name}/SKILL.md and the legacy v0.1 layout's
+// /.well-known/skills/{name}/{file}. Like the indexes, what such a path
+// answers changes with the tree.
+type LatestFile struct {
+	Path   string // escaped URL path
+	Name   string // SKILL.md or a resource's slash path
+	Digest content.Digest
+}
+
+// LatestFiles lists the latest-version files of every skill of the view,
+// sorted by path.
+func (s *Feed) LatestFiles() []LatestFile {
+	var out []LatestFile
+	for _, sk := range s.Skills {
+		v := sk.Latest
+		out = append(out, LatestFile{Path: Href(PathLatestSkillMD, sk.Name), Name: skill.FileName, Digest: v.SkillMD},
+			LatestFile{Path: Href(PathLegacyFile, sk.Name, skill.FileName), Name: skill.FileName, Digest: v.SkillMD})
+		for _, r := range v.Resources {
+			out = append(out, LatestFile{Path: Href(PathLegacyFile, sk.Name, r.Path), Name: r.Path, Digest: r.Digest})
+		}
+	}
+	slices.SortFunc(out, func(a, b LatestFile) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}

@@ -9,8 +9,8 @@ import (
 )
 
 const (
-	linksetContentType = `application/linkset+json; profile="` + feed.APICatalogProfile + `"`
-	yamlContentType    = "application/yaml"
+	linksetContentType = feed.APICatalogContentType
+	yamlContentType    = feed.OpenAPIContentType
 )
 
 // openAPIDigest is the ETag of the embedded description, which changes
