@@ -14,7 +14,7 @@ REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
 CREATED    ?= $(or $(DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 IMAGE_ROOT := bin/image-root
 
-.PHONY: help build run test test-short lint golden validate clean docker fuzz
+.PHONY: help build run test test-short lint golden validate clean docker fuzz man
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -56,6 +56,10 @@ fuzz: ## run every fuzz test for FUZZTIME (default 30s) each
 
 golden: ## regenerate golden files under testdata/golden
 	UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
+
+man: ## man pages of every command, generated from the command tree, into bin/man
+	MAN_DIR=$(CURDIR)/bin/man $(GO) test -count=1 -run '^TestManPages$$' ./cmd/skillserver/
+	@ls bin/man
 
 validate: build ## validate the bundled example tree
 	$(BIN) validate --skills testdata/skills --agents testdata/agents

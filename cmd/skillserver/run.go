@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
@@ -28,84 +26,6 @@ import (
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 )
-
-// Exit codes.
-const (
-	exitOK       = 0
-	exitFailure  = 1
-	exitUsage    = 2
-	usageSummary = `usage:
-  skillserver serve    [--config FILE] [--listen ADDR] [--skills DIR] [--agents DIR] [--base-url URL]
-  skillserver validate [--config FILE] [--skills DIR] [--agents DIR] [--format text|json]
-  skillserver version
-  skillserver healthcheck [--config FILE] [--listen ADDR] [--url URL]
-`
-)
-
-// run is the whole program: main only supplies the process's context,
-// arguments, environment and streams, so tests can run it in-process.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usageSummary)
-		return exitUsage
-	}
-	cmd, rest := args[0], args[1:]
-	var err error
-	switch cmd {
-	case "serve":
-		err = serve(ctx, rest, getenv, stdout, stderr)
-	case "validate":
-		err = validate(ctx, rest, getenv, stdout, stderr)
-	case "version", "--version":
-		fmt.Fprint(stdout, versionText(build()))
-		return exitOK
-	case "healthcheck":
-		err = healthcheck(ctx, rest, getenv, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usageSummary)
-		return exitOK
-	default:
-		fmt.Fprintf(stderr, "skillserver: unknown command %q\n%s", cmd, usageSummary)
-		return exitUsage
-	}
-	switch {
-	case errors.Is(err, pflag.ErrHelp):
-		return exitOK // the usage went to stdout
-	case errors.Is(err, errInvalidTree):
-		return exitFailure // validate has printed the problems and the counts
-	case err != nil:
-		fmt.Fprintf(stderr, "skillserver %s: %v\n", cmd, err)
-		if errors.Is(err, config.ErrUsage) {
-			return exitUsage
-		}
-		return exitFailure
-	}
-	return exitOK
-}
-
-// loadConfig parses a command's flags and loads its configuration. For
-// -h or --help it prints the command's usage to stdout and returns
-// pflag.ErrHelp.
-func loadConfig(name string, args []string, getenv func(string) string, stdout, stderr io.Writer, keys []string, extra func(*pflag.FlagSet)) (*config.Config, error) {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stdout, "usage: skillserver %s [flags]\n\nflags:\n%s", name, fs.FlagUsages())
-	}
-	config.AddFlags(fs, keys...)
-	if extra != nil {
-		extra(fs)
-	}
-	if err := fs.Parse(args); errors.Is(err, pflag.ErrHelp) {
-		return nil, err
-	} else if err != nil {
-		return nil, fmt.Errorf("%w: %w", config.ErrUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("%w: unexpected arguments %q", config.ErrUsage, fs.Args())
-	}
-	return config.Load(fs, getenv)
-}
 
 // source turns the configured directories into a catalog.Source: a missing
 // default directory means none of that kind, a missing configured one is an
@@ -167,11 +87,7 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 type readyKey struct{}
 
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
-func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig("serve", args, getenv, stdout, stderr, config.Names(), nil)
-	if err != nil {
-		return err
-	}
+func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 	src, err := source(cfg)
 	if err != nil {
@@ -405,18 +321,7 @@ func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) {
 var errInvalidTree = errors.New("the tree has errors")
 
 // validate scans exactly what serve would and reports every problem.
-func validate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var format string
-	cfg, err := loadConfig("validate", args, getenv, stdout, stderr,
-		[]string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes",
-			"max_frontmatter_bytes", "max_frontmatter_keys", "max_list_items", "max_value_chars", "max_tag_chars"},
-		func(fs *pflag.FlagSet) { fs.StringVar(&format, "format", "text", "output format: text or json") })
-	if err == nil && format != "text" && format != "json" {
-		err = fmt.Errorf("%w: --format %q: must be text or json", config.ErrUsage, format)
-	}
-	if err != nil {
-		return err
-	}
+func validate(ctx context.Context, cfg *config.Config, format string, stdout, stderr io.Writer) error {
 	src, err := source(cfg)
 	if err != nil {
 		return err
@@ -449,14 +354,7 @@ func validate(ctx context.Context, args []string, getenv func(string) string, st
 
 // healthcheck exits 0 when /readyz answers 200; it is the container
 // image's HEALTHCHECK, since a scratch image has no curl.
-func healthcheck(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	var target string
-	cfg, err := loadConfig("healthcheck", args, getenv, stdout, stderr, []string{"listen"}, func(fs *pflag.FlagSet) {
-		fs.StringVar(&target, "url", "", "readiness URL (default: http://127.0.0.1:<port of the listen setting>/readyz)")
-	})
-	if err != nil {
-		return err
-	}
+func healthcheck(ctx context.Context, cfg *config.Config, target string) error {
 	if target == "" {
 		_, port, err := net.SplitHostPort(cfg.Listen)
 		if err != nil {

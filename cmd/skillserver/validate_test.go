@@ -112,8 +112,9 @@ func TestHealthcheck(t *testing.T) {
 	}
 }
 
-// -h and --help print the command's usage to stdout and exit 0; they
-// printed "usage error: pflag: help requested" and exited 2.
+// -h and --help print the command's help to stdout and exit 0; they
+// printed "usage error: pflag: help requested" and exited 2. The help
+// names every flag with its type.
 func TestHelpExitsZero(t *testing.T) {
 	for _, args := range [][]string{{"serve", "--help"}, {"validate", "-h"}, {"healthcheck", "--help"}} {
 		var stdout, stderr bytes.Buffer
@@ -121,7 +122,7 @@ func TestHelpExitsZero(t *testing.T) {
 		if code != exitOK || stderr.Len() != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, stderr.String())
 		}
-		if !strings.HasPrefix(stdout.String(), "usage: skillserver "+args[0]) || !strings.Contains(stdout.String(), "--config") {
+		if !strings.Contains(stdout.String(), "Usage:\n  skillserver "+args[0]+" [flags]") || !strings.Contains(stdout.String(), "--config string") {
 			t.Errorf("%v: stdout %q is not the usage", args, stdout.String())
 		}
 	}

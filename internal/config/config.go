@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 )
@@ -170,85 +171,114 @@ func AddFlags(fs *pflag.FlagSet, names ...string) {
 	}
 }
 
-// Load builds the configuration from the parsed flag set fs, the
-// environment as seen through getenv, and the config file.
+// Load builds the configuration from the parsed flag set fs (made by
+// AddFlags), the environment and the config file. viper does the work:
+// the flags are bound to their keys, precedence is viper's (flag >
+// environment > file > default), and the decode into Config is strict, so
+// a key the file misspells is refused.
+//
+// getenv nil is the process environment, read by viper (SetEnvPrefix
+// and AutomaticEnv). A function is an injected environment, so tests that
+// run the program in-process stay independent of the process's: viper
+// takes it as the layer above the file and below the flags. Either way an
+// empty variable counts as unset.
 func Load(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) {
 	v := viper.New()
+	v.SetConfigType("yaml")
 	for _, k := range Keys {
-		v.SetDefault(k.Name, k.Default)
+		if f := fs.Lookup(k.Flag); k.Flag != "" && f != nil {
+			if err := v.BindPFlag(k.Name, f); err != nil {
+				return nil, err
+			}
+		}
 	}
-	explicit := map[string]bool{}
+	var env map[string]any
+	if getenv == nil {
+		v.SetEnvPrefix(strings.TrimSuffix(EnvPrefix, "_"))
+		v.AutomaticEnv()
+	} else {
+		env = injectedEnv(getenv)
+	}
 
-	file := getenv(EnvPrefix + "CONFIG")
-	if f := fs.Lookup("config"); f != nil && f.Changed {
-		file = f.Value.String()
-	}
+	file := configFile(fs, v, env)
 	if file != "" {
-		if err := readFile(v, file, explicit); err != nil {
+		if err := mergeFile(v, file); err != nil {
 			return nil, err
 		}
 	}
-	for _, k := range Keys {
-		if val, ok := lookupEnv(getenv, k.Env()); ok {
-			v.Set(k.Name, val)
-			explicit[k.Name] = true
+	if env != nil {
+		if err := v.MergeConfigMap(env); err != nil {
+			return nil, err
 		}
 	}
+	// Before the defaults go in, IsSet says whether a flag, the
+	// environment or the file named the directory.
+	skillsSet, agentsSet := v.IsSet("skills"), v.IsSet("agents")
 	for _, k := range Keys {
-		if k.Flag == "" {
-			continue
-		}
-		if f := fs.Lookup(k.Flag); f != nil && f.Changed {
-			if list, ok := f.Value.(pflag.SliceValue); ok {
-				v.Set(k.Name, list.GetSlice())
-			} else {
-				v.Set(k.Name, f.Value.String())
-			}
-			explicit[k.Name] = true
-		}
+		v.SetDefault(k.Name, k.Default)
 	}
 
 	var c Config
-	if err := v.Unmarshal(&c); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	if err := v.UnmarshalExact(&c); err != nil {
+		return nil, decodeError(err, file)
 	}
 	c.ConfigFile = file
-	c.SkillsExplicit, c.AgentsExplicit = explicit["skills"], explicit["agents"]
+	c.SkillsExplicit, c.AgentsExplicit = skillsSet, agentsSet
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	return &c, nil
 }
 
-func lookupEnv(getenv func(string) string, name string) (string, bool) {
-	v := getenv(name)
-	return v, v != ""
+// configFileEnv names the config file in the environment; it is not a key.
+const configFileEnv = "config"
+
+// injectedEnv is the configuration an injected environment sets, by key,
+// plus the config file under configFileEnv.
+func injectedEnv(getenv func(string) string) map[string]any {
+	env := map[string]any{}
+	for _, name := range append(Names(), configFileEnv) {
+		if val := getenv(EnvPrefix + strings.ToUpper(name)); val != "" {
+			env[name] = val
+		}
+	}
+	return env
 }
 
-// readFile merges a YAML config file into v and rejects unknown keys.
-func readFile(v *viper.Viper, file string, explicit map[string]bool) error {
+// configFile is --config, else SKILLSERVER_CONFIG.
+func configFile(fs *pflag.FlagSet, v *viper.Viper, env map[string]any) string {
+	if f := fs.Lookup("config"); f != nil && f.Changed {
+		return f.Value.String()
+	}
+	if env != nil {
+		s, _ := env[configFileEnv].(string)
+		delete(env, configFileEnv)
+		return s
+	}
+	return v.GetString(configFileEnv)
+}
+
+// mergeFile reads a YAML config file into v's file layer.
+func mergeFile(v *viper.Viper, file string) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return fmt.Errorf("%w: config file: %w", ErrUsage, err)
 	}
 	defer f.Close()
-	fv := viper.New()
-	fv.SetConfigType("yaml")
-	if err := fv.ReadConfig(f); err != nil {
+	if err := v.MergeConfig(f); err != nil {
 		return fmt.Errorf("%w: config file %s: %w", ErrUsage, file, err)
 	}
-	known := make(map[string]bool, len(Keys))
-	for _, k := range Keys {
-		known[k.Name] = true
-	}
-	for _, key := range fv.AllKeys() {
-		if !known[key] {
-			return fmt.Errorf("%w: config file %s: unknown key %q (see docs/configuration.md for the keys)", ErrUsage, file, key)
-		}
-		v.Set(key, fv.Get(key))
-		explicit[key] = true
-	}
 	return nil
+}
+
+// decodeError words the strict decode's errors: keys no field takes can
+// only come from the file; the rest are values of the wrong type.
+func decodeError(err error, file string) error {
+	var de *mapstructure.DecodeError
+	if errors.As(err, &de) && de.Name() == "" {
+		return fmt.Errorf("%w: config file %s: %w (docs/configuration.md lists the keys)", ErrUsage, file, de.Unwrap())
+	}
+	return fmt.Errorf("%w: %w", ErrUsage, err)
 }
 
 func (c *Config) validate() error {

@@ -87,8 +87,8 @@ func TestRejects(t *testing.T) {
 		file    string
 		message string
 	}{
-		{"unknown file key", nil, nil, "listen: \":1\"\nlisten_addr: x\n", `unknown key "listen_addr"`},
-		{"unknown nested key", nil, nil, "limits:\n  files: 1\n", `unknown key "limits.files"`},
+		{"unknown file key", nil, nil, "listen: \":1\"\nlisten_addr: x\n", `has invalid keys: listen_addr`},
+		{"unknown nested key", nil, nil, "limits:\n  files: 1\n", `has invalid keys: limits`},
 		{"bad yaml", nil, nil, "listen: [\n", "config file"},
 		{"relative base url", []string{"--base-url", "skills.example.com"}, nil, "", "base_url"},
 		{"base url with query", []string{"--base-url", "https://a.test/?x=1"}, nil, "", "base_url"},
@@ -184,4 +184,32 @@ func TestFlagHelpShowsTypes(t *testing.T) {
 			t.Errorf("--%s shows as %q in the help instead of its type: no back quotes in help texts", f.Name, name)
 		}
 	})
+}
+
+// With no injected environment viper reads the process's (SetEnvPrefix,
+// AutomaticEnv), between the flags and the file, as main runs it.
+func TestProcessEnvironment(t *testing.T) {
+	file := writeConfig(t, "listen: \":1\"\nagents: /agents-file\nmax_files: 7\n")
+	t.Setenv("SKILLSERVER_CONFIG", file)
+	t.Setenv("SKILLSERVER_MAX_FILES", "9")
+	t.Setenv("SKILLSERVER_SKILLS", "/from-env")
+	t.Setenv("SKILLSERVER_ALLOWED_HOSTS", "a.test,b.test:8080")
+	t.Setenv("SKILLSERVER_LOG_LEVEL", "")
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	AddFlags(fs, Names()...)
+	if err := fs.Parse([]string{"--listen", ":3"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(fs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Listen != ":3" || c.MaxFiles != 9 || c.Skills != "/from-env" || c.Agents != "/agents-file" || !c.SkillsExplicit || !c.AgentsExplicit ||
+		c.ConfigFile != file || c.LogLevel != "info" || !slices.Equal(c.AllowedHosts, []string{"a.test", "b.test:8080"}) {
+		t.Errorf("config = %+v", c)
+	}
+	t.Setenv("SKILLSERVER_MAX_FILES", "many")
+	if _, err := Load(fs, nil); err == nil || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "max_files") {
+		t.Errorf("bad int in the environment: %v", err)
+	}
 }

@@ -75,27 +75,11 @@ func frontmatterProblem(path string, err error) Problem {
 // and list items within the limits) before anything is decoded, so the
 // work and memory a file can cause are bounded by lim.
 func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
-	// Hand the parser only the block: it copies everything it is given,
-	// and the body can be most of the file.
-	end := blockEnd(data, lim.MaxFrontmatterBytes)
-	switch {
-	case end == tooLong:
-		return nil, nil, &ruleError{RuleLimit, fmt.Sprintf("front matter is longer than %d bytes (max_frontmatter_bytes), or its closing `---` line is missing; keep it short and put long text in the body", lim.MaxFrontmatterBytes)}
-	case end < 0:
-		return nil, nil, errors.New("no closing `---` line ends the front matter")
-	}
-	var doc yaml.Node
-	_, err := frontmatter.MustParse(bytes.NewReader(data[:end]), &doc, yamlFormat)
-	body := data[end:]
+	doc, end, err := splitFrontmatter(data, lim.MaxFrontmatterBytes)
 	if err != nil {
-		if errors.Is(err, frontmatter.ErrNotFound) {
-			return nil, nil, errors.New("no closing `---` line ends the front matter")
-		}
-		if errors.Is(err, errMultiDoc) {
-			return nil, nil, errMultiDoc
-		}
-		return nil, nil, fmt.Errorf("front matter is not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, nil, err
 	}
+	body := data[end:]
 	if doc.Kind == 0 {
 		return nil, body, nil // empty front matter block
 	}
@@ -191,41 +175,37 @@ func kindName(k yaml.Kind) string {
 	return "value"
 }
 
-// tooLong is blockEnd's answer when no closing line fits in the limit.
-const tooLong = -2
-
-// blockEnd returns the offset just past the line that closes the front
-// matter opened by data's first line; -1 when there is none, or tooLong
-// when max > 0 and none ends within the first max bytes. It reads no more
-// than max bytes, so an oversized block costs nothing to refuse. A closing
-// line is `---` with surrounding white space allowed, as the parser reads
-// it.
-func blockEnd(data []byte, max int) int {
+// splitFrontmatter parses the front matter block that opens data with
+// adrg/frontmatter and returns it and the offset of the body. The parser
+// copies everything it reads, so it reads at most max bytes (when max >
+// 0): the largest block allowed. Neither an oversized block nor a long
+// body costs more; a block with no closing line within them is too long.
+func splitFrontmatter(data []byte, max int) (yaml.Node, int, error) {
 	window := data
 	if max > 0 && len(window) > max {
 		window = window[:max]
 	}
-	missing := -1
-	if len(window) < len(data) {
-		missing = tooLong
+	cut := len(window) < len(data)
+	errTooLong := &ruleError{RuleLimit, fmt.Sprintf("front matter is longer than %d bytes (max_frontmatter_bytes), or its closing `---` line is missing; keep it short and put long text in the body", max)}
+	var doc yaml.Node
+	rest, err := frontmatter.MustParse(bytes.NewReader(window), &doc, yamlFormat)
+	switch {
+	case errors.Is(err, frontmatter.ErrNotFound) && cut:
+		return doc, 0, errTooLong
+	case errors.Is(err, frontmatter.ErrNotFound):
+		return doc, 0, errors.New("no closing `---` line ends the front matter")
+	case errors.Is(err, errMultiDoc):
+		return doc, 0, errMultiDoc
+	case err != nil:
+		return doc, 0, fmt.Errorf("front matter is not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	off := bytes.IndexByte(window, '\n') + 1
-	if off == 0 {
-		return missing
+	end := len(window) - len(rest)
+	if cut && end == len(window) && window[end-1] != '\n' {
+		// The line read as the closing `---` runs on past the limit
+		// ("---x", "--- text"): it may not be one.
+		return doc, 0, errTooLong
 	}
-	for off < len(window) {
-		lineEnd := len(window)
-		if n := bytes.IndexByte(window[off:], '\n'); n >= 0 {
-			lineEnd = off + n + 1
-		} else if missing == tooLong {
-			return tooLong // the line runs on past the limit
-		}
-		if string(bytes.TrimSpace(window[off:lineEnd])) == "---" {
-			return lineEnd
-		}
-		off = lineEnd
-	}
-	return missing
+	return doc, end, nil
 }
 
 // fileLine is the line of the file n starts on: the parser counts from

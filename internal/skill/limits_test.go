@@ -2,6 +2,7 @@ package skill
 
 import (
 	"bytes"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -181,27 +182,45 @@ func TestNonStringNameAndDescription(t *testing.T) {
 	wantProblem(t, ps, RuleField, SeverityError, "name must be a string, not a YAML mapping")
 }
 
-func TestBlockEnd(t *testing.T) {
+// splitFrontmatter finds the closing line within max_frontmatter_bytes
+// or says why not: too long when the limit cut the file, missing when it
+// did not.
+func TestSplitFrontmatter(t *testing.T) {
+	const tooLong, missing = -2, -1
 	tests := []struct {
 		data string
 		max  int
-		want int
+		want int // the body's offset, tooLong or missing
 	}{
 		{"---\na: b\n---\nbody", 0, 13},
 		{"---\na: b\n---\nbody", 13, 13},
 		{"---\na: b\n---\nbody", 12, tooLong},
 		{"---\na: b\n---", 12, 12},
 		{"---\na: b\n---", 11, tooLong},
-		{"---\na: b\n", 0, -1},
-		{"---\na: b\n", 9, -1},
+		{"---\na: b\n", 0, missing},
+		{"---\na: b\n", 9, missing},
 		{"---\na: b\n", 8, tooLong},
-		{"---\na: b\n---x\n", 12, tooLong}, // "---" at the cut is not a closing line
+		{"---\na: b\n---x\n", 12, tooLong},  // "---" at the cut is not a closing line
+		{"---\na: b\n  ---  \nbody", 0, 17}, // white space around it is allowed
+		{"---\r\na: b\r\n---\r\nbody", 0, 16},
 		{"---", 2, tooLong},
-		{"---", 0, -1},
+		{"---", 0, missing},
 	}
 	for _, tt := range tests {
-		if got := blockEnd([]byte(tt.data), tt.max); got != tt.want {
-			t.Errorf("blockEnd(%q, %d) = %d, want %d", tt.data, tt.max, got, tt.want)
+		_, got, err := splitFrontmatter([]byte(tt.data), tt.max)
+		var re *ruleError
+		switch {
+		case err == nil:
+		case errors.As(err, &re) && re.rule == RuleLimit && strings.Contains(err.Error(), "max_frontmatter_bytes"):
+			got = tooLong
+		case strings.Contains(err.Error(), "no closing `---` line"):
+			got = missing
+		default:
+			t.Errorf("splitFrontmatter(%q, %d): %v", tt.data, tt.max, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("splitFrontmatter(%q, %d) = %d, want %d", tt.data, tt.max, got, tt.want)
 		}
 	}
 }
