@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,7 +19,10 @@ import (
 	"testing"
 	"time"
 
+	"gocloud.dev/blob"
+
 	"github.com/skillserver/skillserver/internal/export"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/syncwalk"
 )
 
@@ -317,4 +321,127 @@ func TestExportBehindNginx(t *testing.T) {
 			t.Errorf("second pass downloaded %d artifacts, want 0", c.Downloads-before)
 		}
 	})
+}
+
+// versitygwModule is the S3 server the bucket test runs: an Apache-2.0 S3
+// gateway over a folder, built from its Go module (.ci/run installs it).
+const versitygwModule = "github.com/versity/versitygw/cmd/versitygw@v1.8.0"
+
+// startS3 runs a real S3 server (versitygw's posix backend) on a loopback
+// port with one bucket, and returns the gocloud.dev/blob URL of that
+// bucket; AWS credentials for it are set in the environment.
+func startS3(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("SKILLSERVER_S3_TEST") != "1" {
+		t.Skip("S3 bucket test; enable with SKILLSERVER_S3_TEST=1 after `GOBIN=/usr/local/bin go install " + versitygwModule + "` (.ci/run does both)")
+	}
+	bin, err := exec.LookPath("versitygw")
+	if err != nil {
+		t.Fatalf("SKILLSERVER_S3_TEST=1 but versitygw is not on PATH; install it with `GOBIN=/usr/local/bin go install %s`: %v", versitygwModule, err)
+	}
+	root, side := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const access, secret = "skillserver-test", "skillserver-test-secret"
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": access, "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "us-east-1",
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": filepath.Join(side, "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(side, "none"),
+	} {
+		t.Setenv(k, v)
+	}
+	addr := freePort(t)
+	logPath := filepath.Join(side, "versitygw.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, "--access", access, "--secret", secret, "--port", addr, "--quiet", "posix", "--sidecar", filepath.Join(side, "meta"), root)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := os.Mkdir(filepath.Join(side, "meta"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	eventually(t, 30*time.Second, "versitygw listens", func() error {
+		resp, err := http.Get("http://" + addr + "/")
+		if err != nil {
+			b, _ := os.ReadFile(logPath)
+			return fmt.Errorf("%w (versitygw: %s)", err, b)
+		}
+		resp.Body.Close()
+		return nil
+	})
+	return "s3://skills?endpoint=http://" + addr + "&use_path_style=true&disable_https=true&region=us-east-1"
+}
+
+// The bucket form against a real S3 server: the objects are the folder
+// export's, each with the Content-Type and Cache-Control serve sends, and
+// a second export uploads nothing.
+func TestExportToS3(t *testing.T) {
+	bucketURL := startS3(t)
+	skills, agents := exampleTree(t)
+	base := "https://skills.example.com"
+	dir := t.TempDir()
+	runExport(t, "--skills", skills, "--agents", agents, "--base-url", base, "--out", dir)
+	first := runExport(t, "--skills", skills, "--agents", agents, "--base-url", base, "--out", bucketURL)
+	again := runExport(t, "--skills", skills, "--agents", agents, "--base-url", base, "--out", bucketURL)
+	want := exportedFiles(t, dir)
+	if !strings.Contains(first, fmt.Sprintf("%d files", len(want))) || !strings.Contains(first, fmt.Sprintf("%d written", len(want))) {
+		t.Errorf("first upload: %s; want all %d files written", first, len(want))
+	}
+	if !strings.Contains(again, " 0 written") {
+		t.Errorf("second upload: %s; want nothing written", again)
+	}
+
+	b, err := blob.OpenBucket(t.Context(), bucketURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got := 0
+	for it := b.List(nil); ; {
+		obj, err := it.Next(t.Context())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.Key == export.StateFile {
+			continue
+		}
+		got++
+		body, err := b.ReadAll(t.Context(), obj.Key)
+		if err != nil || !bytes.Equal(body, want[obj.Key]) {
+			t.Errorf("object %s differs from the folder export (%v)", obj.Key, err)
+		}
+		attrs, err := b.Attributes(t.Context(), obj.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCC, wantCT := feed.CacheShort, feed.JSONContentType
+		switch {
+		case strings.HasPrefix(obj.Key, "api/v1/blobs/"):
+			wantCC, wantCT = feed.CacheImmutable, feed.ContentType(obj.Key)
+		case obj.Key == ".well-known/api-catalog":
+			wantCT = feed.APICatalogContentType
+		case obj.Key == "openapi.yaml":
+			wantCT = feed.OpenAPIContentType
+		case !strings.HasSuffix(obj.Key, ".json"):
+			wantCT = feed.ContentType(obj.Key)
+		}
+		if attrs.CacheControl != wantCC || attrs.ContentType != wantCT {
+			t.Errorf("%s: Content-Type %q, Cache-Control %q; want %q, %q", obj.Key, attrs.ContentType, attrs.CacheControl, wantCT, wantCC)
+		}
+	}
+	if got != len(want) {
+		t.Errorf("the bucket holds %d objects, the folder export %d files", got, len(want))
+	}
 }
