@@ -56,7 +56,7 @@ func Open(ctx context.Context, out string) (Target, error) {
 }
 
 // folder writes files under a directory, each through a temporary file
-// renamed into place. It goes through an os.Root, so no key leaves it.
+// renamed into place, and only files whose bytes differ. It goes through an os.Root, so no key leaves it.
 type folder struct{ root *os.Root }
 
 func (d *folder) Same(_ context.Context, f File) (bool, error) {
@@ -76,10 +76,11 @@ func (d *folder) Write(_ context.Context, f File) error {
 	if err != nil {
 		return err
 	}
+	// No fsync: readers see the old file or the new one either way (the
+	// rename), and after a crash the next export compares every file's
+	// bytes and rewrites what is wrong. An fsync per file made the cold
+	// export of the 10,000-skill benchmark tree take 261 s instead of 76.
 	_, err = w.Write(f.Body)
-	if err == nil {
-		err = w.Sync()
-	}
 	if cerr := w.Close(); err == nil {
 		err = cerr
 	}
