@@ -284,7 +284,7 @@ func TestContainerImage(t *testing.T) {
 		var names []string
 		for _, s := range idx.Skills {
 			names = append(names, s.Name)
-			if !strings.HasPrefix(s.URL, c.url+"/api/v1/skills/") {
+			if !strings.HasPrefix(s.URL, c.url+"/api/v1/blobs/sha256/") {
 				t.Errorf("%s: url %q is not under %s", s.Name, s.URL, c.url)
 				continue
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/export"
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/syncwalk"
 )
 
@@ -41,23 +41,7 @@ func runExport(t *testing.T, args ...string) string {
 // export's state file.
 func exportedFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == export.StateFile {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		out[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return fixture.ReadTree(t, dir, func(rel string) bool { return rel == export.StateFile })
 }
 
 // urlPath is the URL path of an exported file.
@@ -197,26 +181,7 @@ func startNginx(t *testing.T, dir string, fill func(base string)) string {
 	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, work, addr, dir, currentUser(t)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The log goes to a file, not a pipe: Wait then never waits for a
-	// worker that still holds the pipe.
-	logPath := filepath.Join(work, "nginx.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, "-p", work, "-c", conf)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// SIGTERM to the master stops its workers too (SIGKILL would
-		// leave them running); Wait reaps it.
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	logs := func() string { b, _ := os.ReadFile(logPath); return string(b) }
+	logs := startProcess(t, filepath.Join(work, "nginx.log"), bin, "-p", work, "-c", conf)
 	eventually(t, 20*time.Second, "nginx answers", func() error {
 		resp, err := http.Get(base + "/manifest.json")
 		if err != nil {
@@ -229,6 +194,30 @@ func startNginx(t *testing.T, dir string, fill func(base string)) string {
 		return nil
 	})
 	return base
+}
+
+// startProcess starts bin with args, its output in the file logPath (not
+// a pipe: Wait then never waits for a child that still holds one), and
+// stops it at cleanup with SIGTERM, which also stops nginx's workers
+// (SIGKILL would leave them running), then reaps it. It returns a
+// function reading the log so far.
+func startProcess(t *testing.T, logPath, bin string, args ...string) (logs func() string) {
+	t.Helper()
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	return func() string { b, _ := os.ReadFile(logPath); return string(b) }
 }
 
 // currentUser is the name of the user the test runs as: nginx's workers
@@ -310,16 +299,7 @@ func TestExportBehindNginx(t *testing.T) {
 		if len(c.Skills) != len(idx.Skills) || len(c.Agents) != 2 {
 			t.Errorf("synced %d skills and %d sub-agents, want %d and 2", len(c.Skills), len(c.Agents), len(idx.Skills))
 		}
-		before := c.Downloads
-		if _, err := c.SyncSkills(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.SyncAgents(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		if c.Downloads != before {
-			t.Errorf("second pass downloaded %d artifacts, want 0", c.Downloads-before)
-		}
+		resyncDownloadsNothing(t, c)
 	})
 }
 
@@ -351,29 +331,14 @@ func startS3(t *testing.T) string {
 		t.Setenv(k, v)
 	}
 	addr := freePort(t)
-	logPath := filepath.Join(side, "versitygw.log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd := exec.Command(bin, "--access", access, "--secret", secret, "--port", addr, "--quiet", "posix", "--sidecar", filepath.Join(side, "meta"), root)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := os.Mkdir(filepath.Join(side, "meta"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
+	logs := startProcess(t, filepath.Join(side, "versitygw.log"), bin, "--access", access, "--secret", secret, "--port", addr, "--quiet", "posix", "--sidecar", filepath.Join(side, "meta"), root)
 	eventually(t, 30*time.Second, "versitygw listens", func() error {
 		resp, err := http.Get("http://" + addr + "/")
 		if err != nil {
-			b, _ := os.ReadFile(logPath)
-			return fmt.Errorf("%w (versitygw: %s)", err, b)
+			return fmt.Errorf("%w (versitygw: %s)", err, logs())
 		}
 		resp.Body.Close()
 		return nil

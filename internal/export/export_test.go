@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -53,26 +52,11 @@ func exportTo(t *testing.T, snap *catalog.Snapshot, out string, opts export.Opti
 	return res
 }
 
-// readTree returns every file under dir but the state file, by slash path.
+// readTree returns every file under dir but the state file (and the
+// file:// driver's metadata files), by slash path.
 func readTree(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == export.StateFile || strings.HasSuffix(rel, ".attrs") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		out[filepath.ToSlash(rel)] = b
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return fixture.ReadTree(t, dir, func(rel string) bool { return rel == export.StateFile || strings.HasSuffix(rel, ".attrs") })
 }
 
 func TestTwoExportsAreIdentical(t *testing.T) {
@@ -257,4 +241,3 @@ func TestBadStateFile(t *testing.T) {
 		t.Error("the bad state file was overwritten")
 	}
 }
-
