@@ -1,8 +1,9 @@
-# skillserver container image: the static binary from `make build` and two
-# empty mount points, on scratch. Build it with `make docker` (or
-# `make docker DOCKER=podman`), which builds bin/skillserver and
-# bin/image-root/ first; this file does not compile anything, so it needs no
-# base image and no network.
+# skillserver container image: the static binary and two empty mount
+# points, on scratch. Build it with `make docker`, which cross-compiles
+# bin/linux-ARCH/skillserver for each platform and makes bin/image-root/
+# first; this file does not compile or run anything, so it needs no base
+# image, no network and no emulation for a foreign architecture.
+# TARGETARCH is set by the builder from --platform.
 #
 # The image holds only:
 #   /skillserver            the binary (entrypoint)
@@ -28,7 +29,8 @@ LABEL org.opencontainers.image.title="skillserver" \
       org.opencontainers.image.licenses="Apache-2.0"
 
 COPY --chown=65532:65532 bin/image-root/ /
-COPY bin/skillserver /skillserver
+ARG TARGETARCH
+COPY bin/linux-${TARGETARCH}/skillserver /skillserver
 
 USER 65532:65532
 ENV SKILLSERVER_SKILLS=/skills \

@@ -7,8 +7,8 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.bui
 GO      ?= go
 BIN     := bin/skillserver
 
-# Container image (`make docker`; DOCKER=podman works too).
-DOCKER     ?= docker
+# Container image (`make docker`, with podman: it builds a manifest list).
+DOCKER     ?= podman
 IMAGE      ?= skillserver
 REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
 CREATED    ?= $(or $(DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
@@ -64,19 +64,39 @@ man: ## man pages of every command, generated from the command tree, into bin/ma
 validate: build ## validate the bundled example tree
 	$(BIN) validate --skills testdata/skills --agents testdata/agents
 
-# The image is scratch plus what this builds: a linux binary and the empty
-# /skills and /agents mount points (bin/image-root). BUILDAH_FORMAT=docker
-# makes podman keep the HEALTHCHECK (the OCI format has none); docker
-# ignores it.
-docker: export GOOS := linux
-docker: build ## build the container image IMAGE:VERSION and :latest (DOCKER=podman works)
-	rm -rf $(IMAGE_ROOT)
+# The image is scratch plus what this builds: a linux binary per platform
+# (bin/linux-ARCH/skillserver, cross-compiled: no emulation, the
+# Dockerfile runs nothing) and the empty /skills and /agents mount points
+# (bin/image-root). Each platform's image is tagged IMAGE:VERSION-ARCH;
+# IMAGE:VERSION and IMAGE:latest are one manifest list of them all, which
+# `podman manifest push --all IMAGE:VERSION docker://...` publishes.
+# BUILDAH_FORMAT=docker keeps the HEALTHCHECK (the OCI format has none).
+PLATFORMS ?= linux/amd64 linux/arm64
+ARCHES    := $(patsubst linux/%,%,$(PLATFORMS))
+
+docker: ## build IMAGE:VERSION and :latest for PLATFORMS as one manifest list (podman)
+	rm -rf $(IMAGE_ROOT) bin/linux-*
 	mkdir -p $(IMAGE_ROOT)/skills $(IMAGE_ROOT)/agents
-	BUILDAH_FORMAT=docker $(DOCKER) build \
-		--build-arg VERSION=$(VERSION) \
-		--build-arg REVISION=$(REVISION) \
-		--build-arg CREATED=$(CREATED) \
-		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest .
+	@set -e; for arch in $(ARCHES); do \
+		echo "CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -o bin/linux-$$arch/skillserver"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/linux-$$arch/skillserver ./cmd/skillserver; \
+	done
+	@set -e; for tag in $(VERSION) latest; do \
+		if $(DOCKER) manifest exists $(IMAGE):$$tag 2>/dev/null; then $(DOCKER) manifest rm $(IMAGE):$$tag >/dev/null; fi; \
+		$(DOCKER) manifest create $(IMAGE):$$tag >/dev/null; \
+	done
+	@set -e; for arch in $(ARCHES); do \
+		echo "$(DOCKER) build --platform linux/$$arch -t $(IMAGE):$(VERSION)-$$arch"; \
+		BUILDAH_FORMAT=docker $(DOCKER) build --quiet --platform linux/$$arch \
+			--build-arg VERSION=$(VERSION) \
+			--build-arg REVISION=$(REVISION) \
+			--build-arg CREATED=$(CREATED) \
+			-t $(IMAGE):$(VERSION)-$$arch . >/dev/null; \
+		for tag in $(VERSION) latest; do \
+			$(DOCKER) manifest add $(IMAGE):$$tag containers-storage:$(IMAGE):$(VERSION)-$$arch >/dev/null; \
+		done; \
+	done
+	$(DOCKER) manifest inspect $(IMAGE):$(VERSION)
 
 clean: ## remove build output
 	rm -rf bin

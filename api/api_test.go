@@ -51,6 +51,16 @@ var goldenSchemas = map[string]string{
 	"agent-card.json":            "agent-card",
 	"legacy-index.json":          "legacy-index",
 	"scoped-index.json":          "scoped-index",
+	// The same documents read from git checkouts, with provenance.
+	"checkout-skill.json":                "skill",
+	"checkout-skill-version.json":        "skill-version",
+	"checkout-subagent.json":             "subagent",
+	"checkout-subagent-version.json":     "subagent-version",
+	"checkout-api-skill.json":            "api-skill",
+	"checkout-api-skill-version.json":    "api-skill-version",
+	"checkout-api-subagent.json":         "api-subagent",
+	"checkout-api-subagent-version.json": "api-subagent-version",
+	"checkout-agent-card.json":           "agent-card",
 }
 
 // schemaSet is every schema under api/schemas, compiled, by kind (the
@@ -264,7 +274,7 @@ func a2aAgentCard(t *testing.T) *jsonschema.Schema {
 // TestOpenAPIOperationsAnswer checks the live card the same way.
 func TestAgentCardMatchesA2A(t *testing.T) {
 	card := a2aAgentCard(t)
-	files := append([]string{filepath.Join(goldenDir, "agent-card.json")}, exampleFiles(t, "valid", "agent-card")...)
+	files := append([]string{filepath.Join(goldenDir, "agent-card.json"), filepath.Join(goldenDir, "checkout-agent-card.json")}, exampleFiles(t, "valid", "agent-card")...)
 	for _, f := range files {
 		if err := card.Validate(readJSON(t, f)); err != nil {
 			t.Errorf("%s is not an A2A v0.3.0 AgentCard:\n%v", f, err)

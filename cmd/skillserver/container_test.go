@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,18 +136,62 @@ func (p podman) buildImage() (image, version string) {
 
 	version = strings.TrimSpace(p.run("image", "inspect", "--format", `{{index .Config.Labels "org.opencontainers.image.version"}}`, name+":latest"))
 	t.Cleanup(func() {
-		if _, err := p.try("rmi", "--force", name+":latest", name+":"+version); err != nil {
-			t.Logf("remove image %s: %v", name, err)
+		if _, err := p.try("manifest", "rm", name+":latest", name+":"+version); err != nil {
+			t.Logf("remove manifest lists %s: %v", name, err)
+		}
+		for _, arch := range imageArches {
+			if _, err := p.try("rmi", "--force", name+":"+version+"-"+arch); err != nil {
+				t.Logf("remove image %s: %v", name, err)
+			}
 		}
 	})
 	if version == "" {
 		t.Fatalf("image %s has no org.opencontainers.image.version label", name)
 	}
-	if _, err := p.try("image", "exists", name+":"+version); err != nil {
-		t.Errorf("image is not tagged with its version %s: %v", version, err)
+	// IMAGE:VERSION and :latest are manifest lists of one image per
+	// platform, each built from its own cross-compiled binary.
+	for _, tag := range []string{version, "latest"} {
+		var list struct {
+			Manifests []struct {
+				Digest   string
+				Platform struct{ OS, Architecture string }
+			}
+		}
+		if err := json.Unmarshal([]byte(p.run("manifest", "inspect", name+":"+tag)), &list); err != nil {
+			t.Fatalf("manifest inspect %s:%s: %v", name, tag, err)
+		}
+		var got []string
+		for _, m := range list.Manifests {
+			got = append(got, m.Platform.OS+"/"+m.Platform.Architecture)
+		}
+		if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(got, want) {
+			t.Errorf("%s:%s lists platforms %q, want %q", name, tag, got, want)
+		}
+	}
+	for _, arch := range imageArches {
+		image := name + ":" + version + "-" + arch
+		if got := strings.TrimSpace(p.run("image", "inspect", "--format", "{{.Os}}/{{.Architecture}}", image)); got != "linux/"+arch {
+			t.Errorf("%s is for %s", image, got)
+		}
+		bin := filepath.Join(root, "bin", "linux-"+arch, "skillserver")
+		f, err := elf.Open(bin)
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		if machine := f.Machine; machine != elfMachine[arch] {
+			t.Errorf("%s is built for %s, want %s", bin, machine, elfMachine[arch])
+		}
+		f.Close()
 	}
 	return name + ":latest", version
 }
+
+// imageArches are the platforms `make docker` builds, and the ELF machine
+// of each one's binary.
+var (
+	imageArches = []string{"amd64", "arm64"}
+	elfMachine  = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+)
 
 // container is one running container and the host URL of its port 8080.
 type container struct {

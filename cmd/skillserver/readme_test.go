@@ -98,10 +98,11 @@ func TestREADMETour(t *testing.T) {
 	}
 }
 
-// TestREADMEDockerRunMounts: the README's docker run mounts folders that
-// exist from the repository root.
+// TestREADMEDockerRunMounts: the README's podman run (of the image
+// `make docker` builds with podman) mounts folders that exist from the
+// repository root.
 func TestREADMEDockerRunMounts(t *testing.T) {
-	for _, line := range readmeShellLines(t, "docker run ") {
+	for _, line := range readmeShellLines(t, "podman run ") {
 		mounts := regexp.MustCompile(`"\$PWD/([^:"]+):`).FindAllStringSubmatch(line, -1)
 		if len(mounts) == 0 {
 			t.Errorf("%s: mounts nothing from the repository", line)

@@ -32,8 +32,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.Is(err, errInvalidTree):
-		return exitFailure // validate has printed the problems and the counts
+	case errors.Is(err, errReported):
+		return exitFailure // the command has said why (validate: the problems and the counts)
 	case errors.As(err, &failed) && !errors.Is(err, config.ErrUsage):
 		fmt.Fprintf(stderr, "%s: %v\n", cmd.CommandPath(), failed.err)
 		return exitFailure
@@ -43,10 +43,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return exitUsage
 }
 
+// errReported is returned, wrapped, by a command that has printed why it
+// failed: run exits 1 without another message.
+var errReported = errors.New("failure reported")
+
 // newRootCmd is the command tree. Adding a command is a file
 // cmd_NAME.go with a constructor taking *cli, and one line in the list
 // below; a command configured by internal/config keys is built with
-// configCommand.
+// configCommand, and `make golden` regenerates docs/cli. A command's run
+// decides the exit code by what it returns: nil is 0; an error wrapping
+// config.ErrUsage is a usage error, 2; one wrapping errReported is 1
+// without a message; any other error is printed and exits 1.
 func newRootCmd(getenv func(string) string) *cobra.Command {
 	c := &cli{getenv: getenv}
 	root := &cobra.Command{

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -318,7 +317,7 @@ func shutdown(srv *http.Server, timeout time.Duration, log *slog.Logger) {
 
 // errInvalidTree is validate's answer for a tree with errors, once it has
 // printed them.
-var errInvalidTree = errors.New("the tree has errors")
+var errInvalidTree = fmt.Errorf("the tree has errors: %w", errReported)
 
 // validate scans exactly what serve would and reports every problem.
 func validate(ctx context.Context, cfg *config.Config, format string, stdout, stderr io.Writer) error {

@@ -39,9 +39,10 @@ type Snapshot struct {
 	// AgentsConfigured is false when no sub-agent source is configured.
 	AgentsConfigured bool
 	ScanDuration     time.Duration
-	// Provenance is the git checkout the skills root was read from: nil
-	// when Source.Provenance is off or the root is in no checkout.
-	Provenance *provenance.Source
+	// Provenance is the git checkout the skills root was read from, and
+	// AgentsProvenance the one the sub-agents root was: nil when
+	// Source.Provenance is off or the root is in no checkout.
+	Provenance, AgentsProvenance *provenance.Source
 
 	// Rescanned counts top-level entries scanned rather than reused;
 	// FileCacheHits and FileCacheMisses count files taken from the cache
@@ -117,6 +118,18 @@ type buildInput struct {
 	docs       *feed.SharedCache
 }
 
+// checkout is the git checkout holding root, or nil.
+func checkout(root string) *provenance.Source {
+	if root == "" {
+		return nil
+	}
+	p, err := provenance.Read(root)
+	if err != nil {
+		return nil
+	}
+	return &p
+}
+
 func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	start := time.Now()
 	src := in.src
@@ -135,14 +148,13 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		scanned: r, skillEntries: r.SkillEntries, agentEntries: r.AgentEntries,
 		partial: r.Partial, rescannedSkills: r.RescannedSkills, rescannedAgents: r.RescannedAgents}
 	snap.derive(in.prev)
-	if src.Provenance && src.SkillsDir != "" {
+	if src.Provenance {
 		// Read after the scan: a checkout that moves during it is named
 		// by its newer commit, which the next reload scans.
-		if p, err := provenance.Read(src.SkillsDir); err == nil {
-			snap.Provenance = &p
-		}
+		snap.Provenance, snap.AgentsProvenance = checkout(src.SkillsDir), checkout(src.AgentsDir)
 	}
 	snap.feed = feed.New(feed.Input{Generation: snap.Generation, Source: snap, Skills: snap.Skills, Agents: snap.Agents,
+		Origins:          feed.Origins{Skills: snap.Provenance, Agents: snap.AgentsProvenance},
 		AgentsConfigured: snap.AgentsConfigured, PageSize: src.PageSize, Server: src.Server, Shared: in.docs})
 	snap.ScanDuration = time.Since(start)
 	return snap, nil

@@ -121,7 +121,7 @@ var Keys = []Key{
 	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
 	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
-	{Name: "provenance", Flag: "provenance", Default: true, Help: "publish in /api/v1/info the git remote URL (without credentials) and HEAD commit of the checkout holding the skills root, read from its .git on every reload; off for trees whose checkout should not be named"},
+	{Name: "provenance", Flag: "provenance", Default: true, Help: "publish the git remote URL (without credentials), HEAD commit and path of the checkout holding each root, read from its .git on every reload: in /api/v1/info, on every version's documents and in the agent card; publishedAt is then the commit's time. Off for trees whose checkout should not be named (publishedAt comes from modification times)"},
 	{Name: "watch", Flag: "watch", Default: true, Help: "reload when files under the roots change (recursive inotify watch, debounced)"},
 	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
 	{Name: "watch_max_wait", Flag: "watch-max-wait", Default: 2 * time.Second, Help: "longest a file event waits for its reload while events keep coming (a file rewritten every 100ms never leaves watch_debounce of quiet); at least watch_debounce"},
@@ -246,9 +246,9 @@ const configFileEnv = "config"
 // plus the config file under configFileEnv.
 func injectedEnv(getenv func(string) string) map[string]any {
 	env := map[string]any{}
-	for _, name := range append(Names(), configFileEnv) {
-		if val := getenv(EnvPrefix + strings.ToUpper(name)); val != "" {
-			env[name] = val
+	for _, k := range append(slices.Clip(Keys), Key{Name: configFileEnv}) {
+		if val := getenv(k.Env()); val != "" {
+			env[k.Name] = val
 		}
 	}
 	return env

@@ -7,7 +7,8 @@
 // It renders from a Source, a read-only view of published items; it must
 // not import internal/catalog (which builds a Feed for each snapshot),
 // internal/scan, internal/httpapi or any router. It imports
-// internal/item, internal/search, internal/skill and internal/content.
+// internal/item, internal/search, internal/skill, internal/content and
+// internal/provenance (the type of a version's source).
 package feed
 
 import (
@@ -36,6 +37,7 @@ type Input struct {
 	PageSize         int // items per native-tree page; 0 means DefaultPageSize
 	Server           ServerInfo
 	Shared           *SharedCache // documents for bases nobody configured
+	Origins          Origins      // where the versions came from
 }
 
 // Feed is every document of one immutable view of the catalogue. It
@@ -48,6 +50,7 @@ type Feed struct {
 	AgentsConfigured bool
 	pageSize         int
 	server           ServerInfo
+	origins          Origins
 	search           searchIndexes
 	trees            sync.Once // builds skillTree and agentTree on first use
 	skillTree        collection
@@ -74,7 +77,7 @@ type Feed struct {
 // New returns the feed of in.
 func New(in Input) *Feed {
 	f := &Feed{src: in.Source, Generation: in.Generation, Skills: in.Skills, Agents: in.Agents,
-		AgentsConfigured: in.AgentsConfigured, pageSize: in.PageSize, server: in.Server, docs: newDocCache(in.Shared)}
+		AgentsConfigured: in.AgentsConfigured, pageSize: in.PageSize, server: in.Server, origins: in.Origins, docs: newDocCache(in.Shared)}
 	if f.pageSize <= 0 {
 		f.pageSize = DefaultPageSize
 	}

@@ -3,10 +3,10 @@ package feed
 import (
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/provenance"
 	"github.com/skillserver/skillserver/internal/search"
 	"github.com/skillserver/skillserver/internal/skill"
 )
@@ -42,25 +42,27 @@ type apiItem struct {
 }
 
 type apiVersionLink struct {
-	Version     string `json:"version"`
-	Type        string `json:"type"`
-	Digest      string `json:"digest"`
-	PublishedAt string `json:"publishedAt"`
-	Href        string `json:"href"`
+	Version     string             `json:"version"`
+	Type        string             `json:"type"`
+	Digest      string             `json:"digest"`
+	PublishedAt string             `json:"publishedAt"`
+	Source      *provenance.Source `json:"source,omitempty"`
+	Href        string             `json:"href"`
 }
 
 type apiVersion struct {
-	Name             string            `json:"name"`
-	Version          string            `json:"version"`
-	Type             string            `json:"type"`
-	Description      string            `json:"description"`
-	Digest           string            `json:"digest"`
-	URL              string            `json:"url"`
-	PublishedAt      string            `json:"publishedAt"`
-	Latest           bool              `json:"latest"`
-	Metadata         map[string]string `json:"metadata,omitempty"`
-	Resources        []apiResource     `json:"resources,omitempty"`
-	RoutesToSubagent *subagentRoute    `json:"routesToSubagent,omitempty"`
+	Name             string             `json:"name"`
+	Version          string             `json:"version"`
+	Type             string             `json:"type"`
+	Description      string             `json:"description"`
+	Digest           string             `json:"digest"`
+	URL              string             `json:"url"`
+	PublishedAt      string             `json:"publishedAt"`
+	Source           *provenance.Source `json:"source,omitempty"`
+	Latest           bool               `json:"latest"`
+	Metadata         map[string]string  `json:"metadata,omitempty"`
+	Resources        []apiResource      `json:"resources,omitempty"`
+	RoutesToSubagent *subagentRoute     `json:"routesToSubagent,omitempty"`
 }
 
 type apiResource struct {
@@ -121,7 +123,7 @@ func (s *Feed) apiSkill(name string) (apiItem, bool) {
 	if !ok {
 		return apiItem{}, false
 	}
-	return apiItemOf(s.prefix, sk, DocAPISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }), true
+	return apiItemOf(s.prefix, sk, s.origins.Skills, DocAPISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }), true
 }
 
 func (s *Feed) apiAgent(name string) (apiItem, bool) {
@@ -129,7 +131,7 @@ func (s *Feed) apiAgent(name string) (apiItem, bool) {
 	if !ok {
 		return apiItem{}, false
 	}
-	return apiItemOf(s.prefix, a, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
+	return apiItemOf(s.prefix, a, s.origins.Agents, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
 }
 
 // agentType is the artifact type of every sub-agent version.
@@ -137,13 +139,14 @@ const agentType = "agent-md"
 
 // apiItemOf is the read API's document of it, linking to its versions'
 // documents of kind versionKind; typ says a version's artifact type.
-func apiItemOf[V item.Version](prefix string, it *item.Item[V], versionKind DocKind, typ func(V) string) apiItem {
+func apiItemOf[V item.Version](prefix string, it *item.Item[V], checkout *provenance.Source, versionKind DocKind, typ func(V) string) apiItem {
 	l := it.Latest.Info()
 	d := apiItem{Name: it.Name, Description: l.Description, LatestVersion: l.Version}
 	for _, v := range it.Versions {
 		info := v.Info()
+		src, published := origin(checkout, info)
 		d.Versions = append(d.Versions, apiVersionLink{Version: info.Version, Type: typ(v), Digest: v.ArtifactDigest().String(),
-			PublishedAt: info.PublishedAt.Format(time.RFC3339), Href: prefix + DocKey{Kind: versionKind, Name: it.Name, Version: info.Version}.Path()})
+			PublishedAt: published, Source: src, Href: prefix + DocKey{Kind: versionKind, Name: it.Name, Version: info.Version}.Path()})
 	}
 	return d
 }
@@ -153,8 +156,9 @@ func (s *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
 	if !ok {
 		return apiVersion{}, false
 	}
+	src, published := origin(s.origins.Skills, &v.VersionInfo)
 	d := apiVersion{Name: v.Name, Version: v.Version, Type: string(v.Type), Description: v.Description,
-		Digest: v.Digest().String(), URL: ArtifactURL(base, v), PublishedAt: v.PublishedAt.Format(time.RFC3339),
+		Digest: v.Digest().String(), URL: ArtifactURL(base, v), PublishedAt: published, Source: src,
 		Latest: sk.Latest == v, Metadata: v.Metadata, Resources: apiResources(base, v)}
 	if v.Subagent != "" {
 		if _, ok := s.Agent(v.Subagent); ok {
@@ -196,8 +200,9 @@ func (s *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
 			return apiVersion{}, false
 		}
 	}
+	src, published := origin(s.origins.Agents, &v.VersionInfo)
 	return apiVersion{Name: v.Name, Version: v.Version, Type: agentType, Description: v.Description,
-		Digest: v.Digest.String(), URL: AgentURL(base, v), PublishedAt: v.PublishedAt.Format(time.RFC3339),
+		Digest: v.Digest.String(), URL: AgentURL(base, v), PublishedAt: published, Source: src,
 		Latest: a.Latest == v, Metadata: v.Metadata}, true
 }
 
@@ -248,9 +253,19 @@ type agentCard struct {
 }
 
 type cardCapabilities struct {
-	Streaming      bool `json:"streaming"`
-	Conversational bool `json:"conversational"`
-	DirectAPI      bool `json:"direct_api"`
+	Streaming      bool            `json:"streaming"`
+	Conversational bool            `json:"conversational"`
+	DirectAPI      bool            `json:"direct_api"`
+	Extensions     []cardExtension `json:"extensions,omitempty"`
+}
+
+// cardExtension is an A2A AgentExtension. The card carries one, the
+// provenance extension, whose params name the skills' checkout.
+type cardExtension struct {
+	URI         string             `json:"uri"`
+	Description string             `json:"description"`
+	Required    bool               `json:"required"`
+	Params      *provenance.Source `json:"params"`
 }
 
 type cardSkill struct {
@@ -276,6 +291,10 @@ func (s *Feed) agentCard(base string) agentCard {
 		Name: info.Name, Version: info.Version, Description: info.Description, URL: base + "/",
 		ProtocolVersion: "0.3.0", DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/markdown"},
 		Capabilities: cardCapabilities{DirectAPI: true}, Skills: make([]cardSkill, 0, len(s.Skills)),
+	}
+	if src := s.origins.Skills; src != nil {
+		c.Capabilities.Extensions = []cardExtension{{URI: provenanceExtensionURI, Params: src,
+			Description: "Where the skills came from: the git repository, the commit and the skills root's path in it."}}
 	}
 	for _, sk := range s.Skills {
 		v := sk.Latest

@@ -2,8 +2,8 @@ package feed
 
 import (
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/provenance"
 	"strconv"
-	"time"
 )
 
 // The native manifest tree (docs/http-api.md, "Native manifest tree"): /manifest.json, then for skills
@@ -81,17 +81,19 @@ type identityDoc struct {
 }
 
 type versionRef struct {
-	Version     string `json:"version"`
-	PublishedAt string `json:"publishedAt"`
-	Digest      string `json:"digest"`
-	Href        string `json:"href"`
+	Version     string             `json:"version"`
+	PublishedAt string             `json:"publishedAt"`
+	Digest      string             `json:"digest"`
+	Source      *provenance.Source `json:"source,omitempty"`
+	Href        string             `json:"href"`
 }
 
 type skillVersionDoc struct {
-	Kind             string         `json:"kind"`
-	Artifact         rfcEntry       `json:"artifact"`
-	RoutesToSubagent *subagentRoute `json:"routesToSubagent,omitempty"`
-	Links            selfLinks      `json:"links"`
+	Kind             string             `json:"kind"`
+	Artifact         rfcEntry           `json:"artifact"`
+	RoutesToSubagent *subagentRoute     `json:"routesToSubagent,omitempty"`
+	Source           *provenance.Source `json:"source,omitempty"`
+	Links            selfLinks          `json:"links"`
 }
 
 type subagentRoute struct {
@@ -100,14 +102,15 @@ type subagentRoute struct {
 }
 
 type subagentVersionDoc struct {
-	Kind        string    `json:"kind"`
-	Name        string    `json:"name"`
-	Version     string    `json:"version"`
-	Type        string    `json:"type"`
-	Description string    `json:"description"`
-	URL         string    `json:"url"`
-	Digest      string    `json:"digest"`
-	Links       selfLinks `json:"links"`
+	Kind        string             `json:"kind"`
+	Name        string             `json:"name"`
+	Version     string             `json:"version"`
+	Type        string             `json:"type"`
+	Description string             `json:"description"`
+	URL         string             `json:"url"`
+	Digest      string             `json:"digest"`
+	Source      *provenance.Source `json:"source,omitempty"`
+	Links       selfLinks          `json:"links"`
 }
 
 // collection is what the tree needs of skills or sub-agents.
@@ -128,17 +131,20 @@ type collectionItem struct {
 
 type collectionVersion struct {
 	version     string
-	publishedAt time.Time
+	publishedAt string
 	digest      string
+	source      *provenance.Source
 }
 
-// collectionOf is the native-tree view of items; c names its kinds.
-func collectionOf[V item.Version](c collection, items []*item.Item[V]) collection {
+// collectionOf is the native-tree view of items read from checkout; c
+// names its kinds.
+func collectionOf[V item.Version](c collection, items []*item.Item[V], checkout *provenance.Source) collection {
 	c.items, c.byName = make([]collectionItem, 0, len(items)), make(map[string]int, len(items))
 	for _, x := range items {
 		it := collectionItem{name: x.Name, latest: x.Latest.Info().Version}
 		for _, v := range x.Versions {
-			it.versions = append(it.versions, collectionVersion{v.Info().Version, v.Info().PublishedAt, v.ArtifactDigest().String()})
+			src, published := origin(checkout, v.Info())
+			it.versions = append(it.versions, collectionVersion{v.Info().Version, published, v.ArtifactDigest().String(), src})
 		}
 		c.byName[it.name] = len(c.items)
 		c.items = append(c.items, it)
@@ -147,11 +153,11 @@ func collectionOf[V item.Version](c collection, items []*item.Item[V]) collectio
 }
 
 func (s *Feed) skillCollection() collection {
-	return collectionOf(collection{kind: "skill", prefix: s.prefix, indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills)
+	return collectionOf(collection{kind: "skill", prefix: s.prefix, indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills, s.origins.Skills)
 }
 
 func (s *Feed) agentCollection() collection {
-	return collectionOf(collection{kind: "subagent", prefix: s.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents)
+	return collectionOf(collection{kind: "subagent", prefix: s.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents, s.origins.Agents)
 }
 
 // page is one server-owned page of a collection.
@@ -224,8 +230,9 @@ func (c collection) identity(name string) (identityDoc, bool) {
 	for _, v := range it.versions {
 		d.Versions = append(d.Versions, versionRef{
 			Version:     v.version,
-			PublishedAt: v.publishedAt.Format(time.RFC3339),
+			PublishedAt: v.publishedAt,
 			Digest:      v.digest,
+			Source:      v.source,
 			Href:        c.prefix + DocKey{Kind: c.versionKind, Name: it.name, Version: v.version}.Path(),
 		})
 	}
@@ -260,7 +267,8 @@ func (s *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, boo
 	if !ok {
 		return skillVersionDoc{}, false
 	}
-	d := skillVersionDoc{Kind: "skill-version", Artifact: rfcEntryOf(base, v, false),
+	src, _ := origin(s.origins.Skills, &v.VersionInfo)
+	d := skillVersionDoc{Kind: "skill-version", Artifact: rfcEntryOf(base, v, false), Source: src,
 		Links: selfLinks{link{s.href(DocKey{Kind: DocSkillVersion, Name: name, Version: version})}}}
 	if v.Subagent != "" {
 		if _, ok := s.Agent(v.Subagent); ok {
@@ -279,9 +287,10 @@ func (s *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, 
 	if !ok {
 		return subagentVersionDoc{}, false
 	}
+	src, _ := origin(s.origins.Agents, &v.VersionInfo)
 	return subagentVersionDoc{
 		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: agentType,
-		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(),
+		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(), Source: src,
 		Links: selfLinks{link{s.href(DocKey{Kind: DocSubagentVersion, Name: name, Version: version})}},
 	}, true
 }

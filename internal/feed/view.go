@@ -62,7 +62,7 @@ func (s *Feed) view(k viewKey, allow func(string) bool) *Feed {
 		id += "\x00static\x00" + strconv.FormatBool(k.api) + "\x00" + k.apiBase
 	}
 	v := &Feed{src: s.src, Generation: s.Generation, Skills: s.Skills, Agents: s.Agents, AgentsConfigured: s.AgentsConfigured,
-		pageSize: s.pageSize, server: s.server, docs: newDocCache(s.docs.shared), prefix: k.prefix, allow: allow,
+		pageSize: s.pageSize, server: s.server, origins: s.origins, docs: newDocCache(s.docs.shared), prefix: k.prefix, allow: allow,
 		viewID: id, static: k.static, api: k.api, apiBase: k.apiBase}
 	if allow != nil {
 		v.Skills, v.Agents = allowed(s.Skills, allow), allowed(s.Agents, allow)

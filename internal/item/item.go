@@ -74,8 +74,14 @@ type VersionInfo struct {
 	// MetadataLists holds the metadata values that were YAML lists.
 	MetadataLists map[string][]string
 	PublishedAt   time.Time // UTC, whole seconds
-	Source        string    // where the version was read from, for reports
-	Generation    uint64    // snapshot generation that read it from disk
+	// PublishedDeclared is true when PublishedAt came from
+	// metadata.published rather than the files' modification times.
+	PublishedDeclared bool
+	// Path is the version's folder (a skill) or file (a sub-agent)
+	// relative to its root, with forward slashes.
+	Path       string
+	Source     string // where the version was read from, for reports
+	Generation uint64 // snapshot generation that read it from disk
 }
 
 // Info returns v itself, for code that serves both kinds of version.

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // Source is a tree's origin. Repository is the URL of the remote the
@@ -23,10 +24,15 @@ import (
 // password; "" when the checkout has no remote. Commit is the full object
 // name of HEAD. Path is the tree's folder relative to the checkout's top,
 // with forward slashes ("" for the top itself).
+//
+// Time is the commit's committer time, read from the object database
+// (loose or packed); zero when it cannot be read (an object borrowed from
+// an alternate repository, a shallow clone's missing object).
 type Source struct {
-	Repository string `json:"repository,omitempty"`
-	Commit     string `json:"commit"`
-	Path       string `json:"path,omitempty"`
+	Repository string    `json:"repository,omitempty"`
+	Commit     string    `json:"commit"`
+	Path       string    `json:"path,omitempty"`
+	Time       time.Time `json:"-"`
 }
 
 // ErrNotCheckout is returned for a folder that no git checkout holds.
@@ -125,6 +131,7 @@ func readRepo(gitDir, path string) (Source, error) {
 		return Source{}, fmt.Errorf("%s: HEAD %q is not an object name", gitDir, h)
 	}
 	src := Source{Commit: h, Path: path}
+	src.Time, _ = commitTime(common, h) // zero: the caller falls back to what it has
 	if cfg, err := readSmall(filepath.Join(common, "config")); err == nil {
 		src.Repository = remoteURL(cfg, branch)
 	}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/skillserver/skillserver/internal/fixture"
 )
@@ -97,7 +99,8 @@ func TestReadMatchesGit(t *testing.T) {
 	git("commit", "-q", "-m", "one")
 	git("pack-refs", "--all")
 	got, err := Read(filepath.Join(dir, "skills"))
-	want := Source{Repository: "https://example.com/team/skills.git", Commit: git("rev-parse", "HEAD"), Path: "skills"}
+	sec, _ := strconv.ParseInt(git("log", "-1", "--format=%ct"), 10, 64)
+	want := Source{Repository: "https://example.com/team/skills.git", Commit: git("rev-parse", "HEAD"), Path: "skills", Time: time.Unix(sec, 0).UTC()}
 	if err != nil || got != want {
 		t.Errorf("Read = %+v, %v; want %+v", got, err, want)
 	}

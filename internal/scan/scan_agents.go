@@ -158,6 +158,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		Metadata:      a.Metadata,
 		MetadataLists: a.MetadataLists,
 		Source:        report,
+		Path:          rel,
 		Generation:    s.generation,
 		PublishedAt:   st.modTime.UTC().Truncate(time.Second),
 	}, Digest: digest}
@@ -172,7 +173,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 
 	if p, ok := a.Metadata["published"]; ok {
 		if t, err := time.Parse(time.RFC3339, p); err == nil {
-			v.PublishedAt = t.UTC().Truncate(time.Second)
+			v.PublishedAt, v.PublishedDeclared = t.UTC().Truncate(time.Second), true
 		} else {
 			s.problem(skill.Warnf(report, skill.RuleMetadata, "metadata.published %q is not an RFC 3339 time such as 2026-11-29T10:00:00Z; using the file's modification time", p))
 		}

@@ -239,6 +239,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		Metadata:      sk.Metadata,
 		MetadataLists: sk.MetadataLists,
 		Source:        s.t.report(dir),
+		Path:          dir,
 		Generation:    s.generation,
 	}, SkillMD: md.digest, Type: item.TypeSkillMD}
 	var newest time.Time
@@ -294,7 +295,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		if err != nil {
 			s.problem(skill.Warnf(mdPath, skill.RuleMetadata, "metadata.published %q is not an RFC 3339 time such as 2026-11-29T10:00:00Z; using the files' modification time", p))
 		} else {
-			v.PublishedAt = t.UTC().Truncate(time.Second)
+			v.PublishedAt, v.PublishedDeclared = t.UTC().Truncate(time.Second), true
 		}
 	}
 	return v

@@ -1,0 +1,37 @@
+package feed
+
+import (
+	"path"
+	"time"
+
+	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/provenance"
+)
+
+// Origins are the git checkouts the skills and sub-agents roots were read
+// from; nil when provenance is off or a root is in no checkout.
+type Origins struct {
+	Skills, Agents *provenance.Source
+}
+
+// provenanceExtensionURI names the agent card's extension that carries
+// the skills' source (docs/http-api.md, "Provenance").
+const provenanceExtensionURI = "https://github.com/skillserver/skillserver/blob/main/docs/http-api.md#provenance"
+
+// origin says where a version of the root checkout came from: the
+// checkout's repository and commit, and the version's folder or file
+// relative to the checkout's top. Its published time is the commit's
+// when the checkout's commit could be read and the version does not
+// declare metadata.published, so replicas of one commit agree; else it is
+// the version's own (metadata.published, or the files' modification time).
+func origin(checkout *provenance.Source, v *item.VersionInfo) (*provenance.Source, string) {
+	published := v.PublishedAt
+	if checkout == nil {
+		return nil, published.Format(time.RFC3339)
+	}
+	if !v.PublishedDeclared && !checkout.Time.IsZero() {
+		published = checkout.Time
+	}
+	src := &provenance.Source{Repository: checkout.Repository, Commit: checkout.Commit, Path: path.Join(checkout.Path, v.Path)}
+	return src, published.UTC().Format(time.RFC3339)
+}
