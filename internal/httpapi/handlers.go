@@ -252,8 +252,9 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 // handleBlobFile serves a content-addressed file (feed.ArtifactPath): the
 // bytes of digest under one of the names the view publishes them as,
 // which gives the Content-Type. A file a reload replaced keeps answering
-// while a retired snapshot that published it is retained; then it is 404,
-// never other bytes.
+// from a retired snapshot that published it, or from retention, for the
+// retention window, as a ?digest= pin does; then it is 404, never other
+// bytes.
 func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 	snap := s.snapshot(w, r)
 	if snap == nil {
@@ -277,6 +278,21 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 		}
 		if file, found = view(r, old.Feed()).ArtifactFile(d, name); found {
 			body, found = old.Store.Get(d)
+		}
+	}
+	if !found {
+		// Replaced bytes retention still holds, though the snapshots
+		// that published them are gone: the same window as ?digest=.
+		var allow func(string) bool
+		if f := view(r, snap.Feed()); f.Scoped() {
+			allow = f.Allows
+		}
+		var item string
+		if body, item, found = s.cat.RetainedFile(d, name, allow); found {
+			file = feed.ArtifactFile{Digest: d, Name: name}
+			if name == skill.FileName || name == feed.ArchiveFile {
+				file.Install = item
+			}
 		}
 	}
 	if !found {

@@ -375,6 +375,9 @@ func (nilSnapshots) Current() *catalog.Snapshot                                 
 func (nilSnapshots) Retired() []*catalog.Snapshot                                { return nil }
 func (nilSnapshots) Retained(catalog.ArtifactKey, content.Digest) ([]byte, bool) { return nil, false }
 func (nilSnapshots) RetainedBlob(content.Digest) ([]byte, bool)                  { return nil, false }
+func (nilSnapshots) RetainedFile(content.Digest, string, func(string) bool) ([]byte, string, bool) {
+	return nil, "", false
+}
 
 func TestNotReady(t *testing.T) {
 	s := NewServer(nilSnapshots{}, Options{}, slog.New(slog.DiscardHandler))
@@ -636,6 +639,23 @@ func TestPinnedURLSurvivesReload(t *testing.T) {
 	}
 	if r := do(t, s, "GET", "/skills/v1/a/versions/1.0.0.json"); bytes.Equal(r.body, page.body) {
 		t.Error("version document did not change with the tree")
+	}
+	// More reloads than retired snapshots are kept (8): the
+	// content-addressed URLs answer from retention, as pins do.
+	for i := range 10 {
+		write("edit " + strconv.Itoa(i))
+		if _, err := cat.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range []struct{ url, digest string }{{old.URL, old.Digest}, {old.Resources[0].URL, old.Resources[0].Digest}} {
+		r := do(t, s, "GET", strings.TrimPrefix(u.url, testBase))
+		if r.code != 200 || content.Sum(r.body).String() != u.digest || r.header.Get("Content-Type") == "application/octet-stream" {
+			t.Errorf("%s after 11 reloads: %d, digest %s, Content-Type %q", u.url, r.code, content.Sum(r.body), r.header.Get("Content-Type"))
+		}
+	}
+	if r := do(t, s, "GET", "/api/v1/blobs/sha256/"+strings.TrimPrefix(old.Digest, "sha256:")+"/other.zip"); r.code != 404 {
+		t.Errorf("retained bytes under a name they were never published as: %d", r.code)
 	}
 }
 

@@ -42,6 +42,10 @@ type Snapshots interface {
 	Retained(key catalog.ArtifactKey, d content.Digest) ([]byte, bool)
 	// RetainedBlob returns retained bytes by digest.
 	RetainedBlob(d content.Digest) ([]byte, bool)
+	// RetainedFile returns retained bytes d that an item allow lets
+	// through (nil: any) published under the file name name, and the
+	// item's name.
+	RetainedFile(d content.Digest, name string, allow func(item string) bool) ([]byte, string, bool)
 }
 
 // BuildInfo describes the running binary.
