@@ -13,7 +13,7 @@ func newServeCmd(c *cli) *cobra.Command {
 		Long: "Serve scans the skills and sub-agents roots, then serves the feeds, the\n" +
 			"native manifest, search and the raw bytes. GET /readyz answers 200 once the\n" +
 			"first scan is published. SIGHUP reloads; SIGINT and SIGTERM drain and exit 0.",
-	}, config.Names(), func(cmd *cobra.Command, cfg *config.Config, _ []string) error {
+	}, config.ServeNames(), func(cmd *cobra.Command, cfg *config.Config, _ []string) error {
 		return serve(cmd.Context(), cfg, cmd.ErrOrStderr())
 	})
 }

@@ -27,7 +27,7 @@ func TestServeAllowedHosts(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	if code, body := get("skills.example.com"); code != 200 || !strings.Contains(body, `"http://skills.example.com/api/v1/skills/`) {
+	if code, body := get("skills.example.com"); code != 200 || !strings.Contains(body, `"http://skills.example.com/api/v1/blobs/sha256/`) {
 		t.Errorf("listed host: %d %.200s", code, body)
 	}
 	if code, body := get(strings.TrimPrefix(ts.URL, "http://")); code != 421 || !strings.Contains(body, "misdirected_request") {

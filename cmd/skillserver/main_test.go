@@ -161,7 +161,7 @@ func TestServeExampleTree(t *testing.T) {
 	var got []string
 	for _, s := range idx.Skills {
 		got = append(got, s.Name)
-		if !strings.HasPrefix(s.URL, ts.URL+"/api/v1/skills/") {
+		if !strings.HasPrefix(s.URL, ts.URL+"/api/v1/blobs/sha256/") {
 			t.Errorf("%s: url %q is not absolute under %s", s.Name, s.URL, ts.URL)
 		}
 		r, b := ts.get(t, s.URL)

@@ -203,7 +203,7 @@ func TestPrivateFeedBearerAndPathForms(t *testing.T) {
 		t.Fatalf("index lists %d skills, want 5", len(idx.Skills))
 	}
 	for _, s := range idx.Skills {
-		if !strings.HasPrefix(s.URL, ts.URL+prefix+"/api/v1/skills/") {
+		if !strings.HasPrefix(s.URL, ts.URL+prefix+"/api/v1/blobs/sha256/") {
 			t.Errorf("%s: url %q lost the path token", s.Name, s.URL)
 		}
 		resp, b := fetch(t, "GET", s.URL, "", "")

@@ -51,6 +51,13 @@ func TestSyncAsNetclaw(t *testing.T) {
 		}
 	}
 
+	resyncDownloadsNothing(t, c)
+}
+
+// resyncDownloadsNothing runs a second skills and sub-agents pass with c,
+// which must download nothing.
+func resyncDownloadsNothing(t *testing.T, c *check.Client) {
+	t.Helper()
 	before := c.Downloads
 	if _, err := c.SyncSkills(t.Context()); err != nil {
 		t.Fatal(err)

@@ -330,6 +330,14 @@ func (c *Catalog) RetainedBlob(d content.Digest) ([]byte, bool) {
 	return c.retain.blob(d, c.opts.Now())
 }
 
+// RetainedFile returns retained bytes d that an item allow lets through
+// (nil: any) published under the file name name, and that item's name:
+// what a content-addressed URL of a replaced artifact answers for the
+// retention window.
+func (c *Catalog) RetainedFile(d content.Digest, name string, allow func(item string) bool) ([]byte, string, bool) {
+	return c.retain.file(d, name, allow, c.opts.Now())
+}
+
 // Retired returns snapshots retired within the retention window, newest
 // first, so a client that started walking one can finish.
 func (c *Catalog) Retired() []*Snapshot { return c.retain.retired(c.opts.Now()) }

@@ -56,6 +56,24 @@ type retainedRef struct {
 type retainedBlob struct {
 	data    []byte
 	expires time.Time
+	// files are the items and file names the bytes were published under,
+	// for their content-addressed URLs (feed.ArtifactPath).
+	files map[retainedFile]bool
+}
+
+// retainedFile is one item's file name a retained blob was published as.
+type retainedFile struct {
+	agent      bool
+	item, name string
+}
+
+// fileOf is the name key's bytes are published as in their
+// content-addressed URL.
+func fileOf(key ArtifactKey) retainedFile {
+	if key.Agent {
+		return retainedFile{agent: true, item: key.Name, name: feed.AgentFile}
+	}
+	return retainedFile{item: key.Name, name: key.File}
 }
 
 type retiredSnapshot struct {
@@ -100,11 +118,14 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 			return
 		}
 		r.byKey[key] = append(r.byKey[key], retainedRef{digest: d, expires: expires})
-		if b, ok := r.blobs[d]; ok {
+		b, ok := r.blobs[d]
+		if ok {
 			b.expires = expires
 		} else {
-			r.blobs[d] = &retainedBlob{data: data, expires: expires}
+			b = &retainedBlob{data: data, expires: expires, files: map[retainedFile]bool{}}
+			r.blobs[d] = b
 		}
+		b.files[fileOf(key)] = true
 	})
 	own := map[content.Digest]int64{}
 	old.Store.EachMissing(cur.Store, func(d content.Digest, b []byte) { own[d] = int64(len(b)) })
@@ -285,6 +306,24 @@ func (r *retention) blob(d content.Digest, now time.Time) ([]byte, bool) {
 		return b.data, true
 	}
 	return nil, false
+}
+
+// file returns retained bytes d if an item allow lets through published
+// them under name (a skill's SKILL.md, archive.zip or resource path, or
+// agent.md), and that item; allow nil lets every item through.
+func (r *retention) file(d content.Digest, name string, allow func(item string) bool, now time.Time) ([]byte, string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b, ok := r.blobs[d]
+	if !ok || !now.Before(b.expires) {
+		return nil, "", false
+	}
+	for f := range b.files {
+		if f.name == name && (allow == nil || allow(f.item)) {
+			return b.data, f.item, true
+		}
+	}
+	return nil, "", false
 }
 
 // retired returns the retired snapshots still within the window, newest

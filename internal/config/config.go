@@ -69,6 +69,12 @@ type Config struct {
 	MaxHeaderBytes  int           `mapstructure:"max_header_bytes"`
 	MaxRanges       int           `mapstructure:"max_ranges"`
 
+	// export: where it goes, the live server its documents may link, and
+	// how long what no document names is kept.
+	ExportOut   string        `mapstructure:"export_out"`
+	ExportAPI   string        `mapstructure:"export_api_url"`
+	ExportPrune time.Duration `mapstructure:"export_prune_older_than"`
+
 	// Front matter limits, per SKILL.md or agent-md file.
 	MaxFrontmatterBytes int `mapstructure:"max_frontmatter_bytes"`
 	MaxFrontmatterKeys  int `mapstructure:"max_frontmatter_keys"`
@@ -137,6 +143,9 @@ var Keys = []Key{
 	{Name: "max_ranges", Flag: "max-ranges", Default: 16, Help: "most ranges one Range header may name; with more the whole body is sent (200) instead of a multipart answer (0: no limit)"},
 	{Name: "shutdown_delay", Flag: "shutdown-delay", Default: time.Duration(0), Help: "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 so load balancers stop sending traffic, then drain (e.g. 5s behind Kubernetes)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
+	{Name: "export_out", Flag: "out", Default: "", Help: "export: where the static export goes, a folder or a bucket URL (s3://, gs://, azblob://, file://); required by export"},
+	{Name: "export_api_url", Flag: "api-url", Default: "", Help: "export: base URL of a live skillserver that answers the dynamic routes (search, read API, update check, health); the exported manifest and API catalog link them there. Empty: the export links none. The base URL itself: the same origin routes them to a server, and the documents equal serve's byte for byte"},
+	{Name: "export_prune_older_than", Flag: "prune-older-than", Default: time.Duration(0), Help: "export: remove what earlier exports wrote that no current document names and no export named for this long (e.g. 168h); 0 keeps everything"},
 }
 
 var serverNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
@@ -306,6 +315,16 @@ func (c *Config) validate() error {
 		}
 		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	}
+	if c.ExportAPI != "" {
+		u, err := url.Parse(c.ExportAPI)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			errs = append(errs, fmt.Errorf("export_api_url %q: must be an absolute http or https URL with no query, fragment or user info, such as https://api.skills.example.com", c.ExportAPI))
+		}
+		c.ExportAPI = strings.TrimRight(c.ExportAPI, "/")
+	}
+	if c.ExportPrune < 0 {
+		errs = append(errs, errors.New("export_prune_older_than must not be negative"))
+	}
 	for i, h := range c.AllowedHosts {
 		if m := allowedHostRE.FindStringSubmatch(h); m == nil || m[3] != "" && mustAtoi(m[3][1:]) > 65535 {
 			errs = append(errs, fmt.Errorf("allowed_hosts %q: must be a host name or IP literal with an optional port, as in Host (e.g. skills.example.com or 10.0.0.5:8080), no scheme or path", h))
@@ -374,6 +393,14 @@ func (c *Config) validate() error {
 func mustAtoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// ExportNames are the keys only export reads.
+var ExportNames = []string{"export_out", "export_api_url", "export_prune_older_than"}
+
+// ServeNames lists the keys serve reads: every key but export's.
+func ServeNames() []string {
+	return slices.DeleteFunc(Names(), func(n string) bool { return slices.Contains(ExportNames, n) })
 }
 
 // Names lists every key name, in Keys order.

@@ -6,6 +6,12 @@ import "strings"
 // the profile parameter of its media type, application/linkset+json.
 const APICatalogProfile = "https://www.rfc-editor.org/info/rfc9727"
 
+// Media types of the API catalog and of the OpenAPI description.
+const (
+	APICatalogContentType = `application/linkset+json; profile="` + APICatalogProfile + `"`
+	OpenAPIContentType    = "application/yaml"
+)
+
 // Linkset is an RFC 9264 linkset in its JSON form: link contexts, each
 // with its links by relation type.
 type Linkset struct {
@@ -29,7 +35,8 @@ type TargetLink struct {
 	Title string `json:"title,omitempty"`
 }
 
-// catalogAPIs are the entry points the API catalog lists, in order.
+// catalogAPIs are the entry points the API catalog lists, in order; the
+// last is dynamic, answered only by a running server.
 var catalogAPIs = []TargetLink{
 	{Href: docPaths[DocRFCIndex][0], Type: "application/json", Title: "Agent Skills Discovery index"},
 	{Href: docPaths[DocManifest][0], Type: "application/json", Title: "Native manifest of skills and sub-agents"},
@@ -40,14 +47,27 @@ var catalogAPIs = []TargetLink{
 // APICatalog is the document at PathAPICatalog for base (scheme://host,
 // no trailing slash): the catalog lists every entry point as an item, and
 // each entry point links to the OpenAPI description that documents it and
-// to the health probe. Every href is absolute, as RFC 9727 asks.
-func APICatalog(base string) Linkset {
+// to the health probe. Every href is absolute, as RFC 9727 asks. The
+// read API and the health probe are at apiBase, the server's own base
+// when it answers; a static export that names no live server passes ""
+// and lists neither.
+func APICatalog(base, apiBase string) Linkset {
 	desc := []TargetLink{{Href: base + PathOpenAPI, Type: "application/yaml"}}
-	status := []TargetLink{{Href: base + PathHealth, Type: "application/json"}}
-	items := make([]TargetLink, len(catalogAPIs))
+	var status []TargetLink
+	apis := catalogAPIs
+	if apiBase != "" {
+		status = []TargetLink{{Href: apiBase + PathHealth, Type: "application/json"}}
+	} else {
+		apis = apis[:len(apis)-1]
+	}
+	items := make([]TargetLink, len(apis))
 	ls := Linkset{Linkset: []LinkContext{{Anchor: base + PathAPICatalog, Item: items}}}
-	for i, api := range catalogAPIs {
-		api.Href = base + api.Href
+	for i, api := range apis {
+		if api.Href == PathSkillSearch {
+			api.Href = apiBase + api.Href
+		} else {
+			api.Href = base + api.Href
+		}
 		items[i] = api
 		ls.Linkset = append(ls.Linkset, LinkContext{Anchor: api.Href, ServiceDesc: desc, Status: status})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // RFCSchema is the RFC discovery index's $schema; clients compare it byte
@@ -347,7 +348,7 @@ func rfcEntryOf(base string, v *item.SkillVersion, withResources bool) rfcEntry 
 	}
 	if withResources {
 		for _, r := range v.Resources {
-			rr := rfcResource{Path: r.Path, Digest: r.Digest.String(), URL: ResourceURL(base, v, r)}
+			rr := rfcResource{Path: r.Path, Digest: r.Digest.String(), URL: ResourceURL(base, r)}
 			if r.Mode != 0o644 {
 				rr.UnixMode = r.Mode
 			}
@@ -357,29 +358,29 @@ func rfcEntryOf(base string, v *item.SkillVersion, withResources bool) rfcEntry 
 	return e
 }
 
-// URLs. Every artifact URL is absolute and pinned to its digest.
+// URLs. Every artifact URL is absolute and content-addressed: its path
+// names its bytes (ArtifactPath).
 
-// ArtifactURL is the pinned URL of v's artifact: its zip or its SKILL.md.
+// ArtifactURL is the URL of v's artifact: its zip or its SKILL.md.
 func ArtifactURL(base string, v *item.SkillVersion) string {
-	p := PathSkillMD
 	if v.Type == item.TypeArchive {
-		p = PathArchive
+		return base + ArtifactPath(v.Archive, ArchiveFile)
 	}
-	return base + Href(p, v.Name, v.Version) + "?digest=" + v.Digest().String()
+	return base + ArtifactPath(v.SkillMD, skill.FileName)
 }
 
-// SkillMDURL is the pinned URL of v's SKILL.md, which is v's artifact
-// when v is a lone SKILL.md and the first file of its archive otherwise.
+// SkillMDURL is the URL of v's SKILL.md, which is v's artifact when v is
+// a lone SKILL.md and the first file of its archive otherwise.
 func SkillMDURL(base string, v *item.SkillVersion) string {
-	return base + Href(PathSkillMD, v.Name, v.Version) + "?digest=" + v.SkillMD.String()
+	return base + ArtifactPath(v.SkillMD, skill.FileName)
 }
 
-// ResourceURL is the pinned URL of one resource file of v.
-func ResourceURL(base string, v *item.SkillVersion, r item.Resource) string {
-	return base + Href(PathResource, v.Name, v.Version, r.Path) + "?digest=" + r.Digest.String()
+// ResourceURL is the URL of one resource file of v.
+func ResourceURL(base string, r item.Resource) string {
+	return base + ArtifactPath(r.Digest, r.Path)
 }
 
-// AgentURL is the pinned URL of an agent-md file.
+// AgentURL is the URL of an agent-md file.
 func AgentURL(base string, v *item.AgentVersion) string {
-	return base + Href(PathAgentMD, v.Name, v.Version) + "?digest=" + v.Digest.String()
+	return base + ArtifactPath(v.Digest, AgentFile)
 }

@@ -60,12 +60,18 @@ type Feed struct {
 	// The view this feed is (view.go): prefix starts every root-relative
 	// href, allow (nil: every item) decides which items it holds, viewID
 	// keeps its documents apart in the shared cache.
-	prefix    string
-	allow     func(name string) bool
-	viewID    string
-	views     views
-	blobsOnce sync.Once
-	blobs     map[content.Digest]bool
+	prefix string
+	allow  func(name string) bool
+	viewID string
+	// static views are an export's (Static): links to dynamic routes
+	// are apiBase + path when api is set, else left out.
+	static, api bool
+	apiBase     string
+	views       views
+	blobsOnce   sync.Once
+	blobs       map[content.Digest]bool
+	filesOnce   sync.Once
+	files       artifactFiles
 }
 
 // New returns the feed of in.

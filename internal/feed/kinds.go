@@ -39,6 +39,9 @@ type kindInfo struct {
 	// agentTree documents exist only when a sub-agent source is
 	// configured: without one the whole sub-agent tree is 404.
 	agentTree bool
+	// dynamic documents belong to the read API, which only a running
+	// server answers: a static export leaves them out (StaticKeys).
+	dynamic bool
 	// identity is, for a page kind, the kind of the identity document
 	// of an item named "pages", whose path the page pattern matches.
 	identity DocKind
@@ -72,19 +75,19 @@ var kinds = [docKinds]kindInfo{
 	DocSubagentVersion: {absolute: true, retainable: true, agentTree: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
 		return f.agentVersionDoc(base, k.Name, k.Version)
 	}},
-	DocAPISkill: {render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.apiSkill(k.Name) }},
-	DocAPISkillVersion: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+	DocAPISkill: {dynamic: true, render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.apiSkill(k.Name) }},
+	DocAPISkillVersion: {dynamic: true, absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
 		return f.apiSkillVersion(base, k.Name, k.Version)
 	}},
-	DocAPISkillResources: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+	DocAPISkillResources: {dynamic: true, absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
 		_, v, ok := f.skillVersion(k.Name, k.Version)
 		if !ok {
 			return nil, false
 		}
 		return apiResources(base, v), true
 	}},
-	DocAPISubagent: {render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.apiAgent(k.Name) }},
-	DocAPISubagentVersion: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
+	DocAPISubagent: {dynamic: true, render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.apiAgent(k.Name) }},
+	DocAPISubagentVersion: {dynamic: true, absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
 		return f.apiAgentVersion(base, k.Name, k.Version)
 	}},
 	DocAgentCard:   {absolute: true, render: func(f *Feed, base string, _ DocKey) (any, bool) { return f.agentCard(base), true }},
@@ -97,6 +100,41 @@ func Kinds() []DocKind {
 	out := make([]DocKind, 0, docKinds-1)
 	for k := DocRFCIndex; k < docKinds; k++ {
 		out = append(out, k)
+	}
+	return out
+}
+
+// StaticKeys lists the key of every document the view has that a static
+// export holds: every kind but the read API's, each for every page, item
+// and version it exists for. The sub-agent tree is left out when no
+// sub-agent source is configured, as it is 404 then.
+func (s *Feed) StaticKeys() []DocKey {
+	var out []DocKey
+	for _, k := range Kinds() {
+		info := kinds[k]
+		if info.dynamic || (info.agentTree && !s.AgentsConfigured) {
+			continue
+		}
+		agents := info.agentTree
+		params := Params(docPaths[k][0])
+		switch {
+		case len(params) == 0:
+			out = append(out, DocKey{Kind: k})
+		case params[0] == "page":
+			for _, p := range s.tree(agents).pages(s.pageSize) {
+				out = append(out, DocKey{Kind: k, Page: p.name})
+			}
+		case len(params) == 1:
+			for _, it := range s.tree(agents).items {
+				out = append(out, DocKey{Kind: k, Name: it.name})
+			}
+		default:
+			for _, it := range s.tree(agents).items {
+				for _, v := range it.versions {
+					out = append(out, DocKey{Kind: k, Name: it.name, Version: v.version})
+				}
+			}
+		}
 	}
 	return out
 }

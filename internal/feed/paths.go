@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -53,6 +54,10 @@ const (
 	PathResource       = PathSkillSearch + "/{name}/{version}/*"
 	PathAgentMD        = PathSubagentSearch + "/{name}/{version}/" + AgentFile
 	PathBlob           = "/api/v1/blobs/sha256/{digest}"
+	// PathBlobFile is the content-addressed URL of a file: its bytes by
+	// digest, under the file's name (ArtifactPath). Documents advertise
+	// artifacts only at this path.
+	PathBlobFile = PathBlob + "/*"
 	// PathLatestSkillMD is the RFC feed's own path of a skill's latest
 	// SKILL.md.
 	PathLatestSkillMD = "/.well-known/agent-skills/{name}/" + skill.FileName
@@ -89,6 +94,17 @@ const (
 	PathUIAsset        = "/ui/assets/{file}"
 	PathUIProblems     = "/-/problems"
 )
+
+// ArtifactPath is the content-addressed path of a file whose bytes have
+// digest d and whose name is file (SKILL.md, archive.zip, agent.md or a
+// resource's slash path). The path names the bytes, so what it answers
+// never changes, on this server or on a static host holding an export
+// (which ignores query strings). The file's name stays the last
+// segments: clients read the archive format from the ".zip" suffix and
+// treat a URL ending in "/SKILL.md" as a raw SKILL.md.
+func ArtifactPath(d content.Digest, file string) string {
+	return Href(PathBlobFile, d.Hex(), file)
+}
 
 // Patterns returns the paths documents of kind k are served at.
 func (k DocKind) Patterns() []string { return docPaths[k] }

@@ -188,7 +188,7 @@ func (s *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
 func apiResources(base string, v *item.SkillVersion) []apiResource {
 	out := make([]apiResource, 0, len(v.Resources))
 	for _, r := range v.Resources {
-		out = append(out, apiResource{Path: r.Path, Digest: r.Digest.String(), Size: r.Size, UnixMode: r.Mode, URL: ResourceURL(base, v, r)})
+		out = append(out, apiResource{Path: r.Path, Digest: r.Digest.String(), Size: r.Size, UnixMode: r.Mode, URL: ResourceURL(base, r)})
 	}
 	return out
 }

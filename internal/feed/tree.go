@@ -37,7 +37,7 @@ type manifestV1 struct {
 	Self           link  `json:"self"`
 	Skills         link  `json:"skills"`
 	Subagents      *link `json:"subagents,omitempty"`
-	SkillSearch    link  `json:"skillSearch"`
+	SkillSearch    *link `json:"skillSearch,omitempty"`
 	SubagentSearch *link `json:"subagentSearch,omitempty"`
 }
 
@@ -241,15 +241,19 @@ func (c collection) identity(name string) (identityDoc, bool) {
 
 func (s *Feed) manifest() manifestDoc {
 	v1 := manifestV1{
-		Self:        link{s.href(DocKey{Kind: DocManifest})},
-		Skills:      link{s.href(DocKey{Kind: DocSkillIndex})},
-		SkillSearch: link{s.prefix + PathSkillSearch},
+		Self:   link{s.href(DocKey{Kind: DocManifest})},
+		Skills: link{s.href(DocKey{Kind: DocSkillIndex})},
+	}
+	if href, ok := s.apiLink(PathSkillSearch); ok {
+		v1.SkillSearch = &link{href}
 	}
 	// Every advertised href answers 200: without a sub-agent source, both
 	// sub-agent links would be 404s.
 	if s.AgentsConfigured {
 		v1.Subagents = &link{s.href(DocKey{Kind: DocSubagentIndex})}
-		v1.SubagentSearch = &link{s.prefix + PathSubagentSearch}
+		if href, ok := s.apiLink(PathSubagentSearch); ok {
+			v1.SubagentSearch = &link{href}
+		}
 	}
 	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
 }

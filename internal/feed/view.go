@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"strconv"
 	"sync"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -14,7 +15,11 @@ import (
 // are bounded by the read tokens the operator configured, never by
 // requests.
 
-type viewKey struct{ scope, prefix string }
+type viewKey struct {
+	scope, prefix string
+	static, api   bool
+	apiBase       string
+}
 
 type views struct {
 	mu sync.Mutex
@@ -33,15 +38,32 @@ func (s *Feed) View(scope, prefix string, allow func(name string) bool) *Feed {
 	if scope == "" {
 		allow = nil
 	}
-	k := viewKey{scope, prefix}
+	return s.view(viewKey{scope: scope, prefix: prefix}, allow)
+}
+
+// Static returns the feed as a static export publishes it (every item,
+// no prefix): the same documents, except for the links to the routes
+// only a running server answers (search, the read API, the update check,
+// the health probe). Without api they are left out; with it they are
+// apiBase + path: "" for a server behind the same origin (root-relative
+// links, as the server itself publishes), else its absolute base URL.
+func (s *Feed) Static(api bool, apiBase string) *Feed {
+	return s.view(viewKey{static: true, api: api, apiBase: apiBase}, nil)
+}
+
+func (s *Feed) view(k viewKey, allow func(string) bool) *Feed {
 	s.views.mu.Lock()
 	defer s.views.mu.Unlock()
 	if v, ok := s.views.m[k]; ok {
 		return v
 	}
+	id := k.scope + "\x00" + k.prefix
+	if k.static {
+		id += "\x00static\x00" + strconv.FormatBool(k.api) + "\x00" + k.apiBase
+	}
 	v := &Feed{src: s.src, Generation: s.Generation, Skills: s.Skills, Agents: s.Agents, AgentsConfigured: s.AgentsConfigured,
-		pageSize: s.pageSize, server: s.server, origins: s.origins, docs: newDocCache(s.docs.shared), prefix: prefix, allow: allow,
-		viewID: scope + "\x00" + prefix}
+		pageSize: s.pageSize, server: s.server, origins: s.origins, docs: newDocCache(s.docs.shared), prefix: k.prefix, allow: allow,
+		viewID: id, static: k.static, api: k.api, apiBase: k.apiBase}
 	if allow != nil {
 		v.Skills, v.Agents = allowed(s.Skills, allow), allowed(s.Agents, allow)
 	}
@@ -50,6 +72,18 @@ func (s *Feed) View(scope, prefix string, allow func(name string) bool) *Feed {
 	}
 	s.views.m[k] = v
 	return v
+}
+
+// apiLink is the href of the dynamic route at path; ok is false when
+// the view names no server that answers it.
+func (s *Feed) apiLink(path string) (string, bool) {
+	switch {
+	case !s.static:
+		return s.prefix + path, true
+	case !s.api:
+		return "", false
+	}
+	return s.apiBase + path, true
 }
 
 func allowed[V item.Version](items []*item.Item[V], allow func(string) bool) []*item.Item[V] {

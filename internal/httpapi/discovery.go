@@ -9,8 +9,8 @@ import (
 )
 
 const (
-	linksetContentType = `application/linkset+json; profile="` + feed.APICatalogProfile + `"`
-	yamlContentType    = "application/yaml"
+	linksetContentType = feed.APICatalogContentType
+	yamlContentType    = feed.OpenAPIContentType
 )
 
 // openAPIDigest is the ETag of the embedded description, which changes
@@ -26,7 +26,7 @@ func (s *Server) handleAPICatalog(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	b, err := feed.Encode(feed.APICatalog(base.URL))
+	b, err := feed.Encode(feed.APICatalog(base.URL, base.URL))
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -187,7 +186,7 @@ func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file st
 	}
 	f := view(r, snap.Feed())
 	name, version, v, err := skillVersion(r, f)
-	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Name: name, Version: version, File: file}), contentType: contentTypeOf(file), missing: err}
+	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Name: name, Version: version, File: file}), contentType: feed.ContentType(file), missing: err}
 	switch {
 	case err != nil:
 	case file == skill.FileName:
@@ -255,6 +254,65 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 	h.Set("ETag", d.ETag())
 	setArtifactSecurity(h)
 	s.serveBytes(w, r, b)
+}
+
+// handleBlobFile serves a content-addressed file (feed.ArtifactPath): the
+// bytes of digest under one of the names the view publishes them as,
+// which gives the Content-Type. A file a reload replaced keeps answering
+// from a retired snapshot that published it, or from retention, for the
+// retention window, as a ?digest= pin does; then it is 404, never other
+// bytes.
+func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
+	snap := s.snapshot(w, r)
+	if snap == nil {
+		return
+	}
+	raw, _ := param(r, "digest")
+	name, ok := param(r, "*")
+	d, err := content.ParseDigest(raw)
+	if err != nil || !ok {
+		s.fail(w, r, fmt.Errorf("%w: no such file", errNotFound))
+		return
+	}
+	var body []byte
+	file, found := view(r, snap.Feed()).ArtifactFile(d, name)
+	if found {
+		body, found = snap.Store.Get(d)
+	}
+	for _, old := range s.cat.Retired() {
+		if found {
+			break
+		}
+		if file, found = view(r, old.Feed()).ArtifactFile(d, name); found {
+			body, found = old.Store.Get(d)
+		}
+	}
+	if !found {
+		// Replaced bytes retention still holds, though the snapshots
+		// that published them are gone: the same window as ?digest=.
+		var allow func(string) bool
+		if f := view(r, snap.Feed()); f.Scoped() {
+			allow = f.Allows
+		}
+		var item string
+		if body, item, found = s.cat.RetainedFile(d, name, allow); found {
+			file = feed.ArtifactFile{Digest: d, Name: name}
+			if name == skill.FileName || name == feed.ArchiveFile {
+				file.Install = item
+			}
+		}
+	}
+	if !found {
+		s.fail(w, r, fmt.Errorf("%w: no file %q with digest %s", errNotFound, name, d))
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", cacheImmutable)
+	h.Set("Content-Type", file.ContentType())
+	h.Set("ETag", d.ETag())
+	setArtifactSecurity(h)
+	s.installs.count(r, file.Install, d)
+	s.serveBytes(w, r, body)
 }
 
 // artifactKey is k, or no key when the view f does not hold k's item:
@@ -390,45 +448,6 @@ func rangeHeader(h string, size, maxRanges int) string {
 		return "bytes=" + strconv.Itoa(size) + "-"
 	}
 	return "bytes=" + strings.Join(kept, ",")
-}
-
-// contentTypes is a fixed table, not the host's mime database, so every
-// replica sends the same headers.
-var contentTypes = map[string]string{
-	".md":       markdownContentType,
-	".markdown": markdownContentType,
-	".txt":      "text/plain; charset=utf-8",
-	".json":     jsonContentType,
-	".yaml":     "application/yaml; charset=utf-8",
-	".yml":      "application/yaml; charset=utf-8",
-	".toml":     "application/toml; charset=utf-8",
-	".csv":      "text/csv; charset=utf-8",
-	".html":     "text/html; charset=utf-8",
-	".css":      "text/css; charset=utf-8",
-	".xml":      "application/xml; charset=utf-8",
-	".js":       "text/javascript; charset=utf-8",
-	".mjs":      "text/javascript; charset=utf-8",
-	".ts":       "text/plain; charset=utf-8",
-	".sh":       "text/x-shellscript; charset=utf-8",
-	".py":       "text/x-python; charset=utf-8",
-	".png":      "image/png",
-	".jpg":      "image/jpeg",
-	".jpeg":     "image/jpeg",
-	".gif":      "image/gif",
-	".webp":     "image/webp",
-	".svg":      "image/svg+xml",
-	".pdf":      "application/pdf",
-	".zip":      "application/zip",
-	".gz":       "application/gzip",
-	".tar":      "application/x-tar",
-	".wasm":     "application/wasm",
-}
-
-func contentTypeOf(p string) string {
-	if ct, ok := contentTypes[strings.ToLower(path.Ext(p))]; ok {
-		return ct
-	}
-	return "application/octet-stream"
 }
 
 // Health and build information: small, per-request JSON.

@@ -152,6 +152,10 @@ func TestArtifactSemantics(t *testing.T) {
 	md, _ := snap.Store.Get(v.SkillMD)
 	zipPath := "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"
 	etag := `"` + v.Archive.String() + `"`
+	// The content-addressed path the documents advertise.
+	caZip := "/api/v1/blobs/sha256/" + v.Archive.Hex() + "/archive.zip"
+	deploy, _ := v.Resource("scripts/deploy.sh")
+	caDeploy := "/api/v1/blobs/sha256/" + deploy.Digest.Hex() + "/scripts/deploy.sh"
 	tooMany := strings.Repeat("a=1&", 10000) // url.ParseQuery keeps at most 10,000
 
 	tests := []struct {
@@ -165,6 +169,17 @@ func TestArtifactSemantics(t *testing.T) {
 	}{
 		{"archive", "GET", zipPath, nil, 200, zipBytes, map[string]string{"Content-Type": "application/zip", "ETag": etag, "Cache-Control": "public, max-age=30", "Content-Encoding": ""}},
 		{"pinned archive", "GET", zipPath + "?digest=" + v.Archive.String(), nil, 200, zipBytes, map[string]string{"Cache-Control": "public, max-age=31536000, immutable"}},
+		{"content-addressed archive", "GET", caZip, nil, 200, zipBytes, map[string]string{"Content-Type": "application/zip", "ETag": etag, "Cache-Control": "public, max-age=31536000, immutable", "Content-Encoding": "", "X-Content-Type-Options": "nosniff"}},
+		{"content-addressed, gzip asked", "GET", caZip, []string{"Accept-Encoding", "gzip"}, 200, zipBytes, map[string]string{"Content-Encoding": ""}},
+		{"content-addressed head", "HEAD", caZip, nil, 200, []byte{}, map[string]string{"ETag": etag, "Content-Type": "application/zip"}},
+		{"content-addressed not modified", "GET", caZip, []string{"If-None-Match", etag}, 304, []byte{}, nil},
+		{"content-addressed range", "GET", caZip, []string{"Range", "bytes=0-9"}, 206, zipBytes[:10], nil},
+		{"content-addressed resource", "GET", caDeploy, nil, 200, nil, map[string]string{"Content-Type": "text/x-shellscript; charset=utf-8", "Cache-Control": "public, max-age=31536000, immutable"}},
+		{"content-addressed under a name it is not published as", "GET", "/api/v1/blobs/sha256/" + v.Archive.Hex() + "/page.html", nil, 404, nil, nil},
+		{"content-addressed name with other bytes", "GET", "/api/v1/blobs/sha256/" + deploy.Digest.Hex() + "/archive.zip", nil, 404, nil, nil},
+		{"content-addressed unknown bytes", "GET", "/api/v1/blobs/sha256/" + strings.Repeat("0", 64) + "/archive.zip", nil, 404, nil, nil},
+		{"content-addressed malformed digest", "GET", "/api/v1/blobs/sha256/nothex/archive.zip", nil, 404, nil, nil},
+		{"content-addressed upper-case digest", "GET", "/api/v1/blobs/sha256/" + strings.ToUpper(v.Archive.Hex()) + "/archive.zip", nil, 404, nil, nil},
 		{"pinned to other bytes", "GET", zipPath + "?digest=" + v.SkillMD.String(), nil, 404, nil, nil},
 		{"pinned malformed", "GET", zipPath + "?digest=sha256:XYZ", nil, 400, nil, nil},
 		{"pinned past the parameter limit", "GET", zipPath + "?" + tooMany + "digest=sha256:XYZ", nil, 400, nil, nil},
@@ -360,6 +375,9 @@ func (nilSnapshots) Current() *catalog.Snapshot                                 
 func (nilSnapshots) Retired() []*catalog.Snapshot                                { return nil }
 func (nilSnapshots) Retained(catalog.ArtifactKey, content.Digest) ([]byte, bool) { return nil, false }
 func (nilSnapshots) RetainedBlob(content.Digest) ([]byte, bool)                  { return nil, false }
+func (nilSnapshots) RetainedFile(content.Digest, string, func(string) bool) ([]byte, string, bool) {
+	return nil, "", false
+}
 
 func TestNotReady(t *testing.T) {
 	s := NewServer(nilSnapshots{}, Options{}, slog.New(slog.DiscardHandler))
@@ -597,11 +615,20 @@ func TestPinnedURLSurvivesReload(t *testing.T) {
 	if _, err := cat.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range []struct{ url, digest string }{{old.URL, old.Digest}, {old.Resources[0].URL, old.Resources[0].Digest}} {
+	// The advertised, content-addressed URLs and the older query-pinned
+	// form of the same artifacts both keep their bytes.
+	for _, u := range []struct{ url, digest string }{
+		{old.URL, old.Digest}, {old.Resources[0].URL, old.Resources[0].Digest},
+		{testBase + "/api/v1/skills/a/1.0.0/archive.zip?digest=" + old.Digest, old.Digest},
+		{testBase + "/api/v1/skills/a/1.0.0/ref.md?digest=" + old.Resources[0].Digest, old.Resources[0].Digest},
+	} {
 		r := do(t, s, "GET", strings.TrimPrefix(u.url, testBase))
 		if r.code != 200 || content.Sum(r.body).String() != u.digest {
 			t.Errorf("pinned %s after reload: %d, digest %s", u.url, r.code, content.Sum(r.body))
 		}
+	}
+	if !strings.Contains(old.URL, "/api/v1/blobs/sha256/"+strings.TrimPrefix(old.Digest, "sha256:")+"/archive.zip") {
+		t.Errorf("advertised URL %s does not name its bytes in the path", old.URL)
 	}
 	unpinned := do(t, s, "GET", "/api/v1/skills/a/1.0.0/ref.md")
 	if string(unpinned.body) != "two" {
@@ -612,6 +639,23 @@ func TestPinnedURLSurvivesReload(t *testing.T) {
 	}
 	if r := do(t, s, "GET", "/skills/v1/a/versions/1.0.0.json"); bytes.Equal(r.body, page.body) {
 		t.Error("version document did not change with the tree")
+	}
+	// More reloads than retired snapshots are kept (8): the
+	// content-addressed URLs answer from retention, as pins do.
+	for i := range 10 {
+		write("edit " + strconv.Itoa(i))
+		if _, err := cat.Reload(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range []struct{ url, digest string }{{old.URL, old.Digest}, {old.Resources[0].URL, old.Resources[0].Digest}} {
+		r := do(t, s, "GET", strings.TrimPrefix(u.url, testBase))
+		if r.code != 200 || content.Sum(r.body).String() != u.digest || r.header.Get("Content-Type") == "application/octet-stream" {
+			t.Errorf("%s after 11 reloads: %d, digest %s, Content-Type %q", u.url, r.code, content.Sum(r.body), r.header.Get("Content-Type"))
+		}
+	}
+	if r := do(t, s, "GET", "/api/v1/blobs/sha256/"+strings.TrimPrefix(old.Digest, "sha256:")+"/other.zip"); r.code != 404 {
+		t.Errorf("retained bytes under a name they were never published as: %d", r.code)
 	}
 }
 

@@ -152,7 +152,7 @@ func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
 	}
 	name, _ := param(r, "name")
 	file, ok := param(r, "*")
-	a := artifact{contentType: contentTypeOf(file)}
+	a := artifact{contentType: feed.ContentType(file)}
 	sk, found := view(r, snap.Feed()).Skill(name)
 	switch {
 	case !found || !ok:

@@ -56,12 +56,16 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathUIAsset, s.handleAsset)
 	get(r, feed.PathUIProblems, s.handleProblems)
 
-	// Artifact bytes (docs/http-api.md, "Artifact bytes"). {version} may be "latest".
+	// Artifact bytes (docs/http-api.md, "Artifact bytes"): the
+	// content-addressed files the documents advertise, and the same bytes
+	// by name and version, pinned with ?digest= or not. {version} may be
+	// "latest".
 	get(r, feed.PathSkillMD, s.handleSkillMD)
 	get(r, feed.PathArchive, s.handleArchive)
 	get(r, feed.PathResource, s.handleResource)
 	get(r, feed.PathAgentMD, s.handleAgentMD)
 	get(r, feed.PathBlob, s.handleBlob)
+	get(r, feed.PathBlobFile, s.handleBlobFile)
 }
 
 func get(r chi.Router, pattern string, h http.HandlerFunc) {

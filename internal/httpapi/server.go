@@ -21,16 +21,15 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/page"
 )
 
 const (
-	jsonContentType     = "application/json; charset=utf-8"
-	markdownContentType = "text/markdown; charset=utf-8"
-	// Pinned URLs name their bytes, so caches may keep them forever; the
-	// same paths unpinned change on reload and are revalidated soon.
-	cacheImmutable = "public, max-age=31536000, immutable"
-	cacheShort     = "public, max-age=30"
+	jsonContentType     = feed.JSONContentType
+	markdownContentType = feed.MarkdownContentType
+	cacheImmutable      = feed.CacheImmutable
+	cacheShort          = feed.CacheShort
 )
 
 // Snapshots is what handlers need from the catalogue: the current
@@ -44,6 +43,10 @@ type Snapshots interface {
 	Retained(key catalog.ArtifactKey, d content.Digest) ([]byte, bool)
 	// RetainedBlob returns retained bytes by digest.
 	RetainedBlob(d content.Digest) ([]byte, bool)
+	// RetainedFile returns retained bytes d that an item allow lets
+	// through (nil: any) published under the file name name, and the
+	// item's name.
+	RetainedFile(d content.Digest, name string, allow func(item string) bool) ([]byte, string, bool)
 }
 
 // BuildInfo describes the running binary.

@@ -335,7 +335,7 @@ func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 				Line: curl(skill.FileName, feed.ArtifactURL(feedURL, v))})
 		}
 		for _, r := range v.Resources {
-			d.Files = append(d.Files, file(r.Path, feed.ResourceURL(feedURL, v, r), r.Digest, r.Size))
+			d.Files = append(d.Files, file(r.Path, feed.ResourceURL(feedURL, r), r.Digest, r.Size))
 		}
 		if v.Subagent != "" {
 			if _, ok := f.Agent(v.Subagent); ok {
@@ -344,7 +344,7 @@ func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 		}
 		resolve := func(dest string) (string, bool) {
 			if r, ok := v.Resource(dest); ok {
-				return feed.ResourceURL(feedURL, v, *r), true
+				return feed.ResourceURL(feedURL, *r), true
 			}
 			return "", false
 		}

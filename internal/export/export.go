@@ -1,0 +1,266 @@
+// Package export writes a catalogue's static surfaces as files, for any
+// static host or bucket: the RFC index, the scoped and legacy indexes,
+// the native manifest tree, the agent card, the API catalog and the
+// OpenAPI description, every artifact at its content-addressed path, and
+// the latest-version files of the RFC and legacy layouts. Every byte
+// comes from internal/feed, the code the server answers with; the only
+// difference is the links to routes only a running server answers
+// (feed.Feed.Static).
+//
+// It owns the export's layout, its state file, the upload of what
+// changed and the pruning of what no document names any more. It imports
+// internal/feed, internal/content and api; it must not import
+// internal/catalog, internal/scan or internal/httpapi.
+package export
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/skillserver/skillserver/api"
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
+)
+
+// StateFile is the export's own record, at the root of the output: every
+// path an export wrote and when an export last named it. It is how
+// pruning knows an artifact's age (bucket objects keep no such time: an
+// unchanged object is never uploaded again). It is not part of the
+// published surface; hosts may refuse to serve it.
+const StateFile = ".skillserver-export.json"
+
+// Blobs gives the bytes of a digest (*content.Store).
+type Blobs interface {
+	Get(d content.Digest) ([]byte, bool)
+}
+
+// Options says what to export.
+type Options struct {
+	// BaseURL is the public URL the export is served at, without a
+	// trailing slash; every absolute URL in the documents starts with it.
+	BaseURL string
+	// APIURL is the base URL of a live server that answers the dynamic
+	// routes (search, read API, update check, health); "" for none, and
+	// the documents then do not link them. BaseURL itself means the
+	// same origin routes them to a server (root-relative links, byte for
+	// byte what the server publishes).
+	APIURL string
+	// PruneOlderThan, when positive, removes what earlier exports wrote
+	// that no current document names and no export named for this long.
+	PruneOlderThan time.Duration
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// A File is one object of an export.
+type File struct {
+	// Key is the object's name: its URL path below the base, unescaped,
+	// without the leading slash.
+	Key          string
+	Body         []byte
+	ContentType  string
+	CacheControl string
+	// rank orders the writes: what documents point at goes first, so a
+	// reader never follows a link to an object not written yet.
+	rank int
+}
+
+// Ranks of File, in write order.
+const (
+	rankArtifact = iota // content-addressed, never changes
+	rankLatest          // latest-version files
+	rankItem            // per-item documents (versions, identities, pages, scoped indexes)
+	rankEntry           // entry documents, which link the others
+)
+
+// Files returns every file of the export of f (a snapshot's feed) for
+// opts, sorted in write order, then by key.
+func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
+	if opts.BaseURL == "" {
+		return nil, errors.New("export needs the base URL it will be served at (base_url)")
+	}
+	apiBase := opts.APIURL
+	if apiBase == opts.BaseURL {
+		apiBase = ""
+	}
+	v := f.Static(opts.APIURL != "", apiBase)
+	base := feed.Base{URL: opts.BaseURL, Known: true}
+	var out []File
+	add := func(path string, body []byte, contentType, cache string, rank int) error {
+		key, err := url.PathUnescape(strings.TrimPrefix(path, "/"))
+		if err != nil {
+			return fmt.Errorf("path %q: %w", path, err)
+		}
+		out = append(out, File{Key: key, Body: body, ContentType: contentType, CacheControl: cache, rank: rank})
+		return nil
+	}
+	blob := func(d content.Digest) ([]byte, error) {
+		b, ok := blobs.Get(d)
+		if !ok {
+			return nil, fmt.Errorf("the snapshot advertises blob %s it does not hold", d)
+		}
+		return b, nil
+	}
+	for _, a := range v.ArtifactFiles() {
+		b, err := blob(a.Digest)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(a.Path(), b, a.ContentType(), feed.CacheImmutable, rankArtifact); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range v.LatestFiles() {
+		b, err := blob(l.Digest)
+		if err != nil {
+			return nil, err
+		}
+		if err := add(l.Path, b, feed.ContentType(l.Name), feed.CacheShort, rankLatest); err != nil {
+			return nil, err
+		}
+	}
+	for _, key := range v.StaticKeys() {
+		doc, ok := v.Document(base, key)
+		if !ok {
+			return nil, fmt.Errorf("document %s is listed but not rendered", key.Path())
+		}
+		rank := rankItem
+		paths := []string{key.Path()}
+		if len(feed.Params(key.Kind.Patterns()[0])) == 0 {
+			rank, paths = rankEntry, key.Kind.Patterns() // the agent card answers at both paths
+		}
+		for _, p := range paths {
+			if err := add(p, doc.Body, feed.JSONContentType, feed.CacheShort, rank); err != nil {
+				return nil, err
+			}
+		}
+	}
+	catalog, err := feed.Encode(feed.APICatalog(opts.BaseURL, opts.APIURL))
+	if err != nil {
+		return nil, fmt.Errorf("encode the API catalog: %w", err)
+	}
+	if err := add(feed.PathAPICatalog, catalog, feed.APICatalogContentType, feed.CacheShort, rankEntry); err != nil {
+		return nil, err
+	}
+	if err := add(feed.PathOpenAPI, api.OpenAPI, feed.OpenAPIContentType, feed.CacheShort, rankEntry); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b File) int {
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	// Two paths of one export must not be one object.
+	for i := 1; i < len(out); i++ {
+		if out[i].Key == out[i-1].Key && !bytes.Equal(out[i].Body, out[i-1].Body) {
+			return nil, fmt.Errorf("two files of the export at %q", out[i].Key)
+		}
+	}
+	out = slices.CompactFunc(out, func(a, b File) bool { return a.Key == b.Key })
+	return out, nil
+}
+
+// Result counts what an export did.
+type Result struct {
+	Files     int   // in the export
+	Bytes     int64 // of those files
+	Written   int   // new or changed, uploaded
+	Unchanged int   // already there with the same bytes
+	Pruned    int   // removed by PruneOlderThan
+	Kept      int   // no longer named, kept until PruneOlderThan
+}
+
+// state is the StateFile's content.
+type state struct {
+	// Named maps every key an export wrote to the last time an export's
+	// documents named it (RFC 3339, UTC).
+	Named map[string]string `json:"named"`
+}
+
+// Export writes files to t: what changed, in write order, then prunes and
+// records the state.
+func Export(ctx context.Context, t Target, files []File, opts Options) (Result, error) {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	var st state
+	switch b, ok, err := t.Read(ctx, StateFile); {
+	case err != nil:
+		return Result{}, fmt.Errorf("read %s: %w", StateFile, err)
+	case ok:
+		if err := json.Unmarshal(b, &st); err != nil {
+			return Result{}, fmt.Errorf("%s is not an export state file (%w); remove it to start afresh", StateFile, err)
+		}
+	}
+	if st.Named == nil {
+		st.Named = map[string]string{}
+	}
+	stamp := now().UTC().Format(time.RFC3339)
+	var res Result
+	current := make(map[string]bool, len(files))
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		current[f.Key] = true
+		res.Files++
+		res.Bytes += int64(len(f.Body))
+		same, err := t.Same(ctx, f)
+		if err != nil {
+			return res, fmt.Errorf("compare %s: %w", f.Key, err)
+		}
+		if same {
+			res.Unchanged++
+		} else {
+			if err := t.Write(ctx, f); err != nil {
+				return res, fmt.Errorf("write %s: %w", f.Key, err)
+			}
+			res.Written++
+		}
+		st.Named[f.Key] = stamp
+	}
+	keys := make([]string, 0, len(st.Named))
+	for k := range st.Named {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if current[k] {
+			continue
+		}
+		last, err := time.Parse(time.RFC3339, st.Named[k])
+		if opts.PruneOlderThan <= 0 || (err == nil && now().Sub(last) < opts.PruneOlderThan) {
+			res.Kept++
+			continue
+		}
+		if err := t.Delete(ctx, k); err != nil {
+			return res, fmt.Errorf("prune %s: %w", k, err)
+		}
+		delete(st.Named, k)
+		res.Pruned++
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return res, err
+	}
+	if err := t.Write(ctx, File{Key: StateFile, Body: append(b, '\n'), ContentType: feed.JSONContentType, CacheControl: "no-store"}); err != nil {
+		return res, fmt.Errorf("write %s: %w", StateFile, err)
+	}
+	return res, nil
+}
+
+// md5Of is the MD5 buckets report for an object written whole.
+func md5Of(b []byte) []byte {
+	sum := md5.Sum(b)
+	return sum[:]
+}

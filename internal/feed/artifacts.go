@@ -1,0 +1,115 @@
+package feed
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// An ArtifactFile is one file a view publishes at its content-addressed
+// path (ArtifactPath): a version's SKILL.md or archive.zip, a resource of
+// an archive version, or a sub-agent version's agent.md.
+type ArtifactFile struct {
+	Digest content.Digest
+	// Name is the file's name in its URL: SKILL.md, archive.zip, agent.md
+	// or a resource's slash path.
+	Name string
+	// Install names the skill a download of this file installs (its
+	// SKILL.md or archive.zip); "" for resources and agent files.
+	Install string
+}
+
+// Path is where the file is published.
+func (a ArtifactFile) Path() string { return ArtifactPath(a.Digest, a.Name) }
+
+// ContentType is the file's media type.
+func (a ArtifactFile) ContentType() string { return ContentType(a.Name) }
+
+type artifactFiles struct {
+	list   []ArtifactFile // sorted by path
+	byPath map[string]int
+}
+
+// ArtifactFiles lists every file of every version the view holds, each
+// once, sorted by path: the artifact of each skill version (archive.zip,
+// or SKILL.md for a lone SKILL.md), the resources of archive versions and
+// the agent.md of each sub-agent version. Every artifact URL a document
+// of the view advertises is the path of one of them.
+func (s *Feed) ArtifactFiles() []ArtifactFile { return s.artifactFiles().list }
+
+// ArtifactFile returns the file published at ArtifactPath(d, name), if the
+// view has one.
+func (s *Feed) ArtifactFile(d content.Digest, name string) (ArtifactFile, bool) {
+	files := s.artifactFiles()
+	i, ok := files.byPath[ArtifactPath(d, name)]
+	if !ok {
+		return ArtifactFile{}, false
+	}
+	return files.list[i], true
+}
+
+func (s *Feed) artifactFiles() *artifactFiles {
+	s.filesOnce.Do(func() {
+		seen := map[string]bool{}
+		var list []ArtifactFile
+		add := func(f ArtifactFile) {
+			if p := f.Path(); !seen[p] {
+				seen[p] = true
+				list = append(list, f)
+			}
+		}
+		for _, sk := range s.Skills {
+			for _, v := range sk.Versions {
+				if v.Type == item.TypeArchive {
+					add(ArtifactFile{Digest: v.Archive, Name: ArchiveFile, Install: sk.Name})
+				} else {
+					add(ArtifactFile{Digest: v.SkillMD, Name: skill.FileName, Install: sk.Name})
+				}
+				for _, r := range v.Resources {
+					add(ArtifactFile{Digest: r.Digest, Name: r.Path})
+				}
+			}
+		}
+		for _, a := range s.Agents {
+			for _, v := range a.Versions {
+				add(ArtifactFile{Digest: v.Digest, Name: AgentFile})
+			}
+		}
+		slices.SortFunc(list, func(a, b ArtifactFile) int { return strings.Compare(a.Path(), b.Path()) })
+		s.files.list, s.files.byPath = list, make(map[string]int, len(list))
+		for i, f := range list {
+			s.files.byPath[f.Path()] = i
+		}
+	})
+	return &s.files
+}
+
+// A LatestFile is a file of a skill's latest version at a path that
+// follows the latest version, not its bytes: the RFC's
+// /.well-known/agent-skills/{name}/SKILL.md and the legacy v0.1 layout's
+// /.well-known/skills/{name}/{file}. Like the indexes, what such a path
+// answers changes with the tree.
+type LatestFile struct {
+	Path   string // escaped URL path
+	Name   string // SKILL.md or a resource's slash path
+	Digest content.Digest
+}
+
+// LatestFiles lists the latest-version files of every skill of the view,
+// sorted by path.
+func (s *Feed) LatestFiles() []LatestFile {
+	var out []LatestFile
+	for _, sk := range s.Skills {
+		v := sk.Latest
+		out = append(out, LatestFile{Path: Href(PathLatestSkillMD, sk.Name), Name: skill.FileName, Digest: v.SkillMD},
+			LatestFile{Path: Href(PathLegacyFile, sk.Name, skill.FileName), Name: skill.FileName, Digest: v.SkillMD})
+		for _, r := range v.Resources {
+			out = append(out, LatestFile{Path: Href(PathLegacyFile, sk.Name, r.Path), Name: r.Path, Digest: r.Digest})
+		}
+	}
+	slices.SortFunc(out, func(a, b LatestFile) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
