@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -182,7 +183,7 @@ func TestPagesPerHost(t *testing.T) {
 		s.ServeHTTP(rec, req)
 		body := rec.Body.String()
 		if rec.Code != 200 || !strings.Contains(body, "npx skills add http://"+host+"/skill/k8s-deploy") ||
-			!strings.Contains(body, `href="http://`+host+`/api/v1/skills/k8s-deploy/1.2.0/archive.zip?digest=`) {
+			!regexp.MustCompile(`href="http://`+regexp.QuoteMeta(host)+`/api/v1/blobs/sha256/[0-9a-f]{64}/archive.zip"`).MatchString(body) {
 			t.Errorf("Host %s: %d, install lines and file links do not name it:\n%s", host, rec.Code, body)
 		}
 		if strings.Contains(body, "SKILLSERVERBASE") {
@@ -240,7 +241,7 @@ func TestPagesTokenPrefix(t *testing.T) {
 		for _, line := range []string{
 			"DISABLE_TELEMETRY=1 npx skills add " + testBase + prefix + "/skill/k8s-deploy",
 			"DISABLE_TELEMETRY=1 npx skills add " + testBase + prefix + "<",
-			"&#39;" + testBase + prefix + "/api/v1/skills/k8s-deploy/1.2.0/archive.zip?digest=",
+			"&#39;" + testBase + prefix + "/api/v1/blobs/sha256/",
 			`&#34;Url&#34;: &#34;` + testBase + `&#34;, &#34;ApiKey&#34;: &#34;` + tc.secret + `&#34;`,
 		} {
 			if !bytes.Contains(sk.body, []byte(line)) {
