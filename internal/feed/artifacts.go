@@ -10,8 +10,8 @@ import (
 )
 
 // An ArtifactFile is one file a view publishes at its content-addressed
-// path (ArtifactPath): a version's SKILL.md or archive.zip, a resource of
-// an archive version, or a sub-agent version's agent.md.
+// path (ArtifactPath): a version's SKILL.md or archive.zip, the SKILL.md
+// or a resource of an archive version, or a sub-agent version's agent.md.
 type ArtifactFile struct {
 	Digest content.Digest
 	// Name is the file's name in its URL: SKILL.md, archive.zip, agent.md
@@ -35,7 +35,8 @@ type artifactFiles struct {
 
 // ArtifactFiles lists every file of every version the view holds, each
 // once, sorted by path: the artifact of each skill version (archive.zip,
-// or SKILL.md for a lone SKILL.md), the resources of archive versions and
+// or SKILL.md for a lone SKILL.md), the SKILL.md and the resources of
+// archive versions and
 // the agent.md of each sub-agent version. Every artifact URL a document
 // of the view advertises is the path of one of them.
 func (s *Feed) ArtifactFiles() []ArtifactFile { return s.artifactFiles().list }
@@ -65,6 +66,9 @@ func (s *Feed) artifactFiles() *artifactFiles {
 			for _, v := range sk.Versions {
 				if v.Type == item.TypeArchive {
 					add(ArtifactFile{Digest: v.Archive, Name: ArchiveFile, Install: sk.Name})
+					// The archive's SKILL.md, which the pages link to
+					// (SkillMDURL).
+					add(ArtifactFile{Digest: v.SkillMD, Name: skill.FileName})
 				} else {
 					add(ArtifactFile{Digest: v.SkillMD, Name: skill.FileName, Install: sk.Name})
 				}
