@@ -301,6 +301,13 @@ func TestExportBehindNginx(t *testing.T) {
 		}
 		resyncDownloadsNothing(t, c)
 	})
+	t.Run("check", func(t *testing.T) {
+		// The conformance walk finds nothing wrong with the export as
+		// nginx serves it: no error and no warning.
+		if code, r := checkJSON(t, base); code != exitOK || len(r.Findings) != 0 {
+			t.Errorf("check of the export behind nginx: exit %d, findings %v", code, findings(r))
+		}
+	})
 }
 
 // versitygwModule is the S3 server the bucket test runs: an Apache-2.0 S3
