@@ -20,10 +20,10 @@ import (
 
 	"gocloud.dev/blob"
 
+	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/export"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
-	"github.com/skillserver/skillserver/internal/check"
 )
 
 // runExport runs `skillserver export` with args and fails the test unless
