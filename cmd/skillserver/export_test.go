@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -415,5 +416,31 @@ func TestExportToS3(t *testing.T) {
 	}
 	if got != len(want) {
 		t.Errorf("the bucket holds %d objects, the folder export %d files", got, len(want))
+	}
+}
+
+// TestREADMEExport runs README's export lines: the folder one as written
+// (in a folder holding the example tree as ./skills and ./agents), the
+// bucket one with its s3:// URL swapped for a file:// bucket, since the
+// README's bucket does not exist.
+func TestREADMEExport(t *testing.T) {
+	skills, agents := exampleTree(t)
+	lines := readmeShellLines(t, "skillserver export ")
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	fixture.Symlink(t, skills, filepath.Join(cwd, "skills"))
+	fixture.Symlink(t, agents, filepath.Join(cwd, "agents"))
+	bucket := filepath.Join(cwd, "bucket")
+	if err := os.Mkdir(bucket, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range lines {
+		line = regexp.MustCompile(`'s3://[^']*'`).ReplaceAllString(line, "file://"+bucket)
+		runExport(t, strings.Fields(line)[2:]...)
+	}
+	for _, dir := range []string{filepath.Join(cwd, "public"), bucket} {
+		if _, err := os.Stat(filepath.Join(dir, ".well-known", "agent-skills", "index.json")); err != nil {
+			t.Errorf("after README's export lines: %v", err)
+		}
 	}
 }
