@@ -142,7 +142,9 @@ func source(cfg *config.Config) (catalog.Source, error) {
 	return src, nil
 }
 
-func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+// newLogger returns the logger of cfg writing to w, through a logWriter
+// unless log_buffer_bytes is 0; close writes out what it holds.
+func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, close func()) {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
 	opts := &slog.HandlerOptions{Level: level}
@@ -155,10 +157,15 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 			}
 		}
 	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+	close = func() {}
+	if cfg.LogBufferBytes > 0 {
+		lw := newLogWriter(w, cfg.LogBufferBytes)
+		w, close = lw, func() { _ = lw.Close() }
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	if format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts)), close
+	}
+	return slog.New(slog.NewJSONHandler(w, opts)), close
 }
 
 // readyKey carries, in serve's context, a function told the listener's
@@ -172,7 +179,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg, stderr)
+	log, closeLog := newLogger(cfg, stderr)
+	defer closeLog()
 	src, err := source(cfg)
 	if err != nil {
 		return err

@@ -3,22 +3,30 @@ package httpapi
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 )
 
-// statusWriter records what a handler wrote, for the request log.
+// statusWriter records what a handler wrote, for the request log, and
+// what inner middleware and the route tell observe about the request
+// (found with requestState): carried here rather than in the request's
+// context, which would copy the request once more.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// token is the name (never the secret) of the request's read token.
+	token string
+	// route is the route that answered (routed), nil when none did.
+	route *route
 }
 
 func (w *statusWriter) WriteHeader(status int) {
@@ -39,6 +47,21 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// requestState is the statusWriter under w's wrappers, nil outside
+// observe.
+func requestState(w http.ResponseWriter) *statusWriter {
+	for {
+		switch x := w.(type) {
+		case *statusWriter:
+			return x
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
+	}
+}
+
 // statusClientClosed is logged and counted for a request whose client
 // went away before anything was answered (nginx's 499), so a reload the
 // client gave up on is not logged as a 200.
@@ -47,20 +70,78 @@ const statusClientClosed = 499
 // quietRoutes are probed often; their requests are logged at debug level.
 var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/health": true, "/metrics": true}
 
-// requestIDRE is what an incoming X-Request-Id may hold to be reused.
-var requestIDRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
-
-func newRequestID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// route is a registered route pattern, with what observe derives from it
+// once: its log level and its metric observer, bound to its label.
+type route struct {
+	pattern string
+	level   slog.Level
+	observe atomic.Pointer[RequestObserver]
 }
 
-// requestInfo is what inner middleware tells observe about a request:
-// the name (never the secret) of its read token.
-type requestInfo struct{ token string }
+func newRoute(pattern string) *route {
+	rt := &route{pattern: pattern, level: slog.LevelInfo}
+	if quietRoutes[pattern] {
+		rt.level = slog.LevelDebug
+	}
+	return rt
+}
 
-type requestInfoKey struct{}
+// observer is rt's observer from o, bound on first use.
+func (rt *route) observer(o Observer) RequestObserver {
+	if f := rt.observe.Load(); f != nil {
+		return *f
+	}
+	f := o.ForRoute(rt.pattern)
+	rt.observe.Store(&f)
+	return f
+}
+
+// routed tags the requests h answers with its route pattern, for observe.
+func routed(pattern string, h http.HandlerFunc) http.HandlerFunc {
+	rt := newRoute(pattern)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if sw := requestState(w); sw != nil {
+			sw.route = rt
+		}
+		h(w, r)
+	}
+}
+
+// validRequestID reports whether an incoming X-Request-Id may be reused:
+// 1 to 64 of [A-Za-z0-9._-].
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// requestIDs generates request IDs: 16 hex digits of a 64-bit counter
+// that starts at a random value per process, so IDs are unique within
+// a process and unlikely to repeat across processes, at the cost of an
+// atomic add (crypto/rand per request cost a system call).
+type requestIDs struct{ next atomic.Uint64 }
+
+func newRequestIDs() *requestIDs {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	ids := &requestIDs{}
+	ids.next.Store(binary.BigEndian.Uint64(b[:]))
+	return ids
+}
+
+func (g *requestIDs) new() string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], g.next.Add(1))
+	return hex.EncodeToString(b[:])
+}
 
 // observe gives each request an ID (X-Request-Id, reused when the client
 // or a proxy sent a sane one), then writes one log line and the metrics
@@ -69,17 +150,12 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
-		if !requestIDRE.MatchString(id) {
-			id = newRequestID()
+		if !validRequestID(id) {
+			id = s.ids.new()
 		}
-		w.Header().Set("X-Request-Id", id)
+		w.Header()["X-Request-Id"] = []string{id}
 		sw := &statusWriter{ResponseWriter: w}
-		info := &requestInfo{}
-		next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info)))
-		route := chi.RouteContext(r.Context()).RoutePattern()
-		if route == "" {
-			route = "unmatched"
-		}
+		next.ServeHTTP(sw, r)
 		var cause error
 		if sw.status == 0 {
 			sw.status = http.StatusOK
@@ -88,22 +164,36 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			}
 		}
 		d := time.Since(start)
+		rt := sw.route
+		if rt == nil {
+			// A route registered without routed (a POST), or none.
+			pattern := chi.RouteContext(r.Context()).RoutePattern()
+			if pattern == "" {
+				pattern = "unmatched"
+			}
+			rt = newRoute(pattern)
+		}
 		if s.opts.Observer != nil {
-			s.opts.Observer.ObserveRequest(route, r.Method, sw.status, d)
+			if sw.route != nil {
+				rt.observer(s.opts.Observer)(r.Method, sw.status, d)
+			} else {
+				s.opts.Observer.ObserveRequest(rt.pattern, r.Method, sw.status, d)
+			}
 		}
-		level := slog.LevelInfo
-		if quietRoutes[route] {
-			level = slog.LevelDebug
+		ctx := r.Context()
+		if !s.log.Enabled(ctx, rt.level) {
+			return
 		}
-		attrs := []any{"request_id", id, "method", r.Method, "route", route, "path", s.redactedPath(r),
-			"status", sw.status, "bytes", sw.bytes, "duration", d}
-		if info.token != "" {
-			attrs = append(attrs, "token", info.token)
+		attrs := make([]slog.Attr, 0, 10)
+		attrs = append(attrs, slog.String("request_id", id), slog.String("method", r.Method), slog.String("route", rt.pattern),
+			slog.String("path", s.redactedPath(r)), slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", d))
+		if sw.token != "" {
+			attrs = append(attrs, slog.String("token", sw.token))
 		}
 		if cause != nil {
-			attrs = append(attrs, "error", cause.Error())
+			attrs = append(attrs, slog.String("error", cause.Error()))
 		}
-		s.log.Log(r.Context(), level, "request", attrs...)
+		s.log.LogAttrs(ctx, rt.level, "request", attrs...)
 	})
 }
 

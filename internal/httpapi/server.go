@@ -90,12 +90,20 @@ type Options struct {
 
 // Observer records request metrics (metrics.Metrics).
 type Observer interface {
+	// ForRoute returns the observer of the requests of one route
+	// pattern, with what depends on the pattern alone done once.
+	ForRoute(route string) RequestObserver
+	// ObserveRequest records one request of a route ForRoute was not
+	// asked for.
 	ObserveRequest(route, method string, code int, d time.Duration)
 	ObservePanic()
 	// ObserveRefusal counts a request refused for its read token;
 	// reason is "missing" or "unknown".
 	ObserveRefusal(reason string)
 }
+
+// RequestObserver records one answered request of its route.
+type RequestObserver = func(method string, code int, d time.Duration)
 
 // Server is the HTTP face of the catalogue.
 type Server struct {
@@ -107,11 +115,12 @@ type Server struct {
 	handler http.Handler
 	// installs counts downloads per skill for the find route.
 	installs installCounts
+	ids      *requestIDs
 }
 
 // NewServer returns a Server reading snapshots from cat.
 func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
-	s := &Server{cat: cat, opts: opts, log: log}
+	s := &Server{cat: cat, opts: opts, log: log, ids: newRequestIDs()}
 	r := chi.NewRouter()
 	s.router = r
 	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)
