@@ -115,6 +115,7 @@ type buildInput struct {
 	changes    *scan.Changes
 	cache      *scan.Cache
 	docs       *feed.SharedCache
+	progress   *scan.Progress // nil: not counted
 }
 
 func build(ctx context.Context, in buildInput) (*Snapshot, error) {
@@ -125,7 +126,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		prev = in.prev.scanned
 	}
 	r, err := scan.Run(ctx, scan.Input{SkillsDir: src.SkillsDir, AgentsDir: src.AgentsDir, Limits: src.Limits,
-		Generation: in.generation, Prev: prev, Changes: in.changes, Cache: in.cache})
+		Generation: in.generation, Prev: prev, Changes: in.changes, Cache: in.cache, Progress: in.progress})
 	if err != nil {
 		return nil, err
 	}
