@@ -36,7 +36,7 @@ func (o *countingObserver) ObserveRefusal(string)                             {}
 // work. Profile it with -cpuprofile; scripts/bench-serve.sh measures the
 // whole against nginx.
 func BenchmarkServe(b *testing.B) {
-	s, snap := newTestServer(b, Options{BaseURL: testBase, WriteStallTimeout: 30 * time.Second, Observer: &countingObserver{}})
+	s, snap := newTestServer(b, Options{WriteStallTimeout: 30 * time.Second, Observer: &countingObserver{}})
 	s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	index := feed.DocKey{Kind: feed.DocRFCIndex}.Path()
 	etag := snap.Feed()
