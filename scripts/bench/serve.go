@@ -39,6 +39,7 @@ func runServe(ctx context.Context, args []string) error {
 	treeDir := fs.String("tree", "", "tree directory, reused when generated with the same counts (default: a temporary one)")
 	keep := fs.Bool("keep", false, "keep the work directory (logs, mirror, nginx prefix)")
 	require := fs.Float64("require", 0, "exit non-zero when a row's median ratio is below this (0: report only)")
+	bare := fs.Bool("bare", true, "also run a bare net/http server on the mirror (no log, no middleware): how near nginx Go itself gets here")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench serve [flags]\n\n"+
 			"Generates a tree, starts skillserver on it, mirrors its responses into a folder served by\n"+
@@ -94,15 +95,26 @@ func runServe(ctx context.Context, args []string) error {
 	defer ng.stop(syscall.SIGQUIT)
 	logf("nginx pid %d at %s serving %s", ng.pid(), ngBase, mirror)
 	bases := map[string]string{"ours": srv.base, "nginx": ngBase}
-	if err := checkRows(rows, bases); err != nil {
+	sides := []string{"ours", "nginx"}
+	if *bare {
+		bareBase, stopBare, err := startBare(mirror)
+		if err != nil {
+			return err
+		}
+		defer stopBare()
+		bases["bare"] = bareBase
+		sides = append(sides, "bare")
+	}
+	if err := checkRows(rows, bases, sides); err != nil {
 		return err
 	}
 
 	rates := map[string]map[string][]float64{} // row -> side -> per round
 	ratios := map[string][]float64{}
+	bareRatios := map[string][]float64{}
 	loads := []string{loadavg()}
 	for r := 0; r < *rounds; r++ {
-		sides := []string{"ours", "nginx"}
+		sides := slices.Clone(sides)
 		if r%2 == 1 {
 			slices.Reverse(sides) // alternate who goes first
 		}
@@ -120,7 +132,8 @@ func runServe(ctx context.Context, args []string) error {
 				rates[rw.name][side] = append(rates[rw.name][side], rate)
 			}
 			ratios[rw.name] = append(ratios[rw.name], got["ours"]/got["nginx"])
-			logf("round %d %-30s ours %9.0f  nginx %9.0f  ratio %.2f", r+1, rw.name, got["ours"], got["nginx"], got["ours"]/got["nginx"])
+			bareRatios[rw.name] = append(bareRatios[rw.name], got["bare"]/got["nginx"])
+			logf("round %d %-30s ours %9.0f  nginx %9.0f  bare %9.0f  ratio %.2f", r+1, rw.name, got["ours"], got["nginx"], got["bare"], got["ours"]/got["nginx"])
 		}
 		loads = append(loads, loadavg())
 	}
@@ -131,8 +144,8 @@ func runServe(ctx context.Context, args []string) error {
 	fmt.Printf("\nskillserver vs nginx, %d skills / %d agents (%d files, %d bytes), wrk -t1 -c%d -d%ds, %d round(s), medians\n",
 		t.Skills, t.Agents, t.Files, t.Bytes, *conns, int(duration.Seconds()), *rounds)
 	fmt.Printf("load average (1, 5, 15 min) before each round and at the end: %s\n\n", strings.Join(loads, " | "))
-	fmt.Printf("| %-34s | %10s | %10s | %6s | %s |\n", "endpoint", "ours req/s", "nginx req/s", "ratio", "ratios per round")
-	fmt.Printf("|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 13), strings.Repeat("-", 8), strings.Repeat("-", 18))
+	fmt.Printf("| %-34s | %10s | %11s | %6s | %-16s | %10s | %10s |\n", "endpoint", "ours req/s", "nginx req/s", "ratio", "ratios per round", "bare req/s", "bare/nginx")
+	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 13), strings.Repeat("-", 8), strings.Repeat("-", 18), strings.Repeat("-", 12), strings.Repeat("-", 12))
 	failed := false
 	for _, rw := range rows {
 		ratio := median(ratios[rw.name])
@@ -140,7 +153,11 @@ func runServe(ctx context.Context, args []string) error {
 		for _, x := range ratios[rw.name] {
 			per = append(per, fmt.Sprintf("%.2f", x))
 		}
-		fmt.Printf("| %-34s | %10.0f | %11.0f | %6.2f | %s |\n", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "))
+		bareRate, bareRatio := "-", "-"
+		if *bare {
+			bareRate, bareRatio = fmt.Sprintf("%.0f", median(rates[rw.name]["bare"])), fmt.Sprintf("%.2f", median(bareRatios[rw.name]))
+		}
+		fmt.Printf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s | %10s | %10s |\n", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "), bareRate, bareRatio)
 		if ratio < *require {
 			failed = true
 		}
@@ -234,9 +251,9 @@ func mirrorRows(base, dir string) ([]row, error) {
 	return rows, nil
 }
 
-// checkRows fetches every row from both sides once: the same status,
+// checkRows fetches every row from every side once: the same status,
 // encoding and body, and fills in the 304 row's ETags.
-func checkRows(rows []row, bases map[string]string) error {
+func checkRows(rows []row, bases map[string]string, sides []string) error {
 	etags := map[string]string{}
 	for side, base := range bases {
 		f, err := get(base + rows[0].target)
@@ -254,7 +271,7 @@ func checkRows(rows []row, bases map[string]string) error {
 			rw.headers = func(side string) []string { return []string{"If-None-Match: " + etags[side]} }
 		}
 		var sums []string
-		for _, side := range []string{"ours", "nginx"} {
+		for _, side := range sides {
 			f, err := get(bases[side]+rw.target, rw.headers(side)...)
 			if err != nil {
 				return fmt.Errorf("%s, %s: %w", rw.name, side, err)
@@ -264,8 +281,10 @@ func checkRows(rows []row, bases map[string]string) error {
 			}
 			sums = append(sums, f.sum())
 		}
-		if sums[0] != sums[1] {
-			return fmt.Errorf("%s: the bodies differ (sha256 %s vs %s)", rw.name, sums[0], sums[1])
+		for i := range sums {
+			if sums[i] != sums[0] {
+				return fmt.Errorf("%s: the bodies of %s and %s differ (sha256 %s vs %s)", rw.name, sides[0], sides[i], sums[0], sums[i])
+			}
 		}
 	}
 	return nil
