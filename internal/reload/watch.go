@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -243,6 +244,12 @@ func (w *Watcher) addTree(dir string) error {
 			return filepath.SkipDir
 		}
 		if err := w.fsw.Add(p); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				// inotify says ENOSPC when the per-user watch limit is
+				// reached, which a tree of 100,000 skills exceeds at the
+				// default limit.
+				return fmt.Errorf("watch %s: %w: the limit of watched folders is reached; on Linux raise fs.inotify.max_user_watches above the tree's folder count (sysctl)", p, err)
+			}
 			return fmt.Errorf("watch %s: %w", p, err)
 		}
 		return nil

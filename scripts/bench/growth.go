@@ -127,14 +127,21 @@ func printGrowth(rows []growthRow, loads []string, d time.Duration, conns int) {
 		if r.nginx > 0 {
 			ratio = fmt.Sprintf("%.2f", r.ours/r.nginx)
 		}
-		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d | %.0f | %.0f | %s | %.0f (%.1f) | %.0f (%.1f) |\n",
+		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d | %.0f | %.0f | %s | %s | %.0f (%.1f) |\n",
 			r.tree.Skills, r.tree.Agents, r.tree.Files, r.tree.Bytes, r.sha.Seconds(), r.scan.Seconds(), r.scan.Seconds()/r.sha.Seconds(),
 			r.ready.Seconds(), r.rss, float64(r.rss)/float64(r.tree.Bytes), r.index, r.indexGzip, r.ours, r.nginx, ratio,
-			ms(r.update), ms(r.updateReload), ms(r.rescan), ms(r.rescanReload))
+			updateMS(r), ms(r.rescan), ms(r.rescanReload))
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func updateMS(r growthRow) string {
+	if r.update < 0 {
+		return "no watch"
+	}
+	return fmt.Sprintf("%.0f (%.1f)", ms(r.update), ms(r.updateReload))
+}
 
 func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d time.Duration, conns int, maxReady time.Duration) (growthRow, error) {
 	row := growthRow{tree: t}
@@ -147,7 +154,12 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 		return row, err
 	}
 	readyCtx, cancel := context.WithTimeout(ctx, maxReady)
-	srv, ready, err := startServer(readyCtx, bin, t, dir, "--watch=true")
+	// base_url, as in production: without it (or allowed_hosts) documents
+	// are kept for a host only within document_cache_max_bytes (32 MiB),
+	// and the RFC index of 100,000 skills alone is larger.
+	srv, ready, err := startServer(readyCtx, bin, t, dir, func(base string) []string {
+		return []string{"--watch=true", "--base-url", base}
+	})
 	cancel()
 	if err != nil {
 		return row, err
@@ -157,7 +169,7 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 	if row.rss, err = rssBytes(srv.pid()); err != nil {
 		return row, err
 	}
-	if row.scan, err = lastReload(srv.logPath, true); err != nil {
+	if _, row.scan, err = reloads(srv.logPath, true); err != nil {
 		return row, err
 	}
 	index := feed.DocKey{Kind: feed.DocRFCIndex}.Path()
@@ -193,7 +205,16 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 		}
 	}
 
-	// One skill rewritten: the file watch reloads that entry alone.
+	// One skill rewritten: the file watch reloads that entry alone. A
+	// watch that could not be set up (the inotify limit) has no latency.
+	if log, err := os.ReadFile(srv.logPath); err != nil {
+		return row, err
+	} else if i := strings.Index(string(log), "cannot watch"); i >= 0 {
+		line, _, _ := strings.Cut(string(log[i:]), "\n")
+		logf("%d skills: no file watch, no update latency: %s", t.Skills, line)
+		row.update, row.updateReload = -1, -1
+		return rescan(ctx, srv, row, maxReady)
+	}
 	md := filepath.Join(t.Dir, "skills", t.TouchPlain, skill.FileName)
 	orig, err := os.ReadFile(md)
 	if err != nil {
@@ -202,6 +223,7 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 	defer os.WriteFile(md, orig, 0o644)
 	latest := srv.base + "/.well-known/agent-skills/" + t.TouchPlain + "/" + skill.FileName
 	changed := append(append([]byte(nil), orig...), fmt.Sprintf("\nrevision %d\n", time.Now().UnixNano())...)
+	partials, _, _ := reloads(srv.logPath, false)
 	begin := time.Now()
 	if err := os.WriteFile(md, changed, 0o644); err != nil {
 		return row, err
@@ -213,16 +235,21 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 		return row, fmt.Errorf("the rewritten %s was not served: %w", md, err)
 	}
 	row.update = time.Since(begin)
-	if row.updateReload, err = lastReload(srv.logPath, false); err != nil {
+	if row.updateReload, err = nextReload(ctx, srv.logPath, false, partials); err != nil {
 		return row, err
 	}
 
-	// A full rescan.
+	return rescan(ctx, srv, row, maxReady)
+}
+
+// rescan measures a full rescan: SIGHUP until the next generation.
+func rescan(ctx context.Context, srv *server, row growthRow, maxReady time.Duration) (growthRow, error) {
 	gen, err := readyGeneration(srv.base)
 	if err != nil {
 		return row, err
 	}
-	begin = time.Now()
+	fulls, _, _ := reloads(srv.logPath, true)
+	begin := time.Now()
 	if err := syscall.Kill(srv.pid(), syscall.SIGHUP); err != nil {
 		return row, err
 	}
@@ -233,7 +260,7 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 		return row, fmt.Errorf("SIGHUP published no new generation: %w", err)
 	}
 	row.rescan = time.Since(begin)
-	if row.rescanReload, err = lastReload(srv.logPath, true); err != nil {
+	if row.rescanReload, err = nextReload(ctx, srv.logPath, true, fulls); err != nil {
 		return row, err
 	}
 	return row, nil
@@ -255,16 +282,14 @@ func waitUntil(ctx context.Context, limit time.Duration, cond func() bool) error
 	return nil
 }
 
-// lastReload is the duration of the server's last reload log line of
-// the kind asked for (full or partial).
-func lastReload(logPath string, full bool) (time.Duration, error) {
+// reloads counts the server's reload log lines of the kind asked for
+// (full or partial) and returns the last one's duration.
+func reloads(logPath string, full bool) (n int, last time.Duration, err error) {
 	f, err := os.Open(logPath)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
-	var last time.Duration
-	found := false
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -274,13 +299,29 @@ func lastReload(logPath string, full bool) (time.Duration, error) {
 			Duration int64  `json:"duration"`
 		}
 		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec.Msg == "reload" && rec.Full == full {
-			last, found = time.Duration(rec.Duration), true
+			n, last = n+1, time.Duration(rec.Duration)
 		}
 	}
-	if !found {
-		return 0, fmt.Errorf("%s has no reload line (full %v)", logPath, full)
+	if n == 0 {
+		return 0, 0, fmt.Errorf("%s has no reload line (full %v)", logPath, full)
 	}
-	return last, sc.Err()
+	return n, last, sc.Err()
+}
+
+// nextReload waits for a reload line after the first seen ones (the log
+// is written in the background, a little after the snapshot is
+// published) and returns its duration.
+func nextReload(ctx context.Context, logPath string, full bool, seen int) (time.Duration, error) {
+	var last time.Duration
+	err := waitUntil(ctx, time.Minute, func() bool {
+		n, d, err := reloads(logPath, full)
+		last = d
+		return err == nil && n > seen
+	})
+	if err != nil {
+		return 0, fmt.Errorf("no new reload line (full %v) in %s: %w", full, logPath, err)
+	}
+	return last, nil
 }
 
 // sha256All is the wall time of sha256sum over the tree's files on every

@@ -138,8 +138,9 @@ type server struct {
 }
 
 // startServer runs bin serve on tree t with its default settings (request
-// log at info, JSON, to a file), plus extra flags.
-func startServer(ctx context.Context, bin string, t *benchtree.Tree, dir string, extra ...string) (*server, time.Duration, error) {
+// log at info, JSON, to a file), plus the flags extra returns for the
+// server's base URL (nil: none).
+func startServer(ctx context.Context, bin string, t *benchtree.Tree, dir string, extra func(base string) []string) (*server, time.Duration, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, 0, err
@@ -150,8 +151,12 @@ func startServer(ctx context.Context, bin string, t *benchtree.Tree, dir string,
 		return nil, 0, err
 	}
 	defer logFile.Close()
-	args := append([]string{"serve", "--listen", "127.0.0.1:" + strconv.Itoa(port),
-		"--skills", filepath.Join(t.Dir, "skills"), "--agents", filepath.Join(t.Dir, "agents")}, extra...)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	args := []string{"serve", "--listen", "127.0.0.1:" + strconv.Itoa(port),
+		"--skills", filepath.Join(t.Dir, "skills"), "--agents", filepath.Join(t.Dir, "agents")}
+	if extra != nil {
+		args = append(args, extra(base)...)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	begin := time.Now()
@@ -159,7 +164,7 @@ func startServer(ctx context.Context, bin string, t *benchtree.Tree, dir string,
 	if err != nil {
 		return nil, 0, err
 	}
-	s := &server{proc: p, base: "http://127.0.0.1:" + strconv.Itoa(port), logPath: logPath}
+	s := &server{proc: p, base: base, logPath: logPath}
 	if err := waitFor(ctx, p, s.base+"/readyz", 30*time.Minute); err != nil {
 		s.stop(syscall.SIGTERM)
 		return nil, 0, fmt.Errorf("skillserver: %w (log: %s)", err, logPath)
@@ -341,10 +346,12 @@ var (
 	wrkErrors = regexp.MustCompile(`Socket errors: connect ([0-9]+), read ([0-9]+), write ([0-9]+), timeout ([0-9]+)`)
 )
 
-// wrk runs `wrk -t1 -c<conns> -d<d>` on url and returns requests per
+// wrk runs `wrk -t1 -c<conns> -d<d> --timeout 60s` on url and returns requests per
 // second; wrk's errors and non-2xx/3xx answers fail the run.
 func wrk(ctx context.Context, url string, conns int, d time.Duration, headers []string) (float64, error) {
-	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(int(d.Seconds())) + "s"}
+	// wrk's default 2 s request timeout is too short for the index of a
+	// large tree (9 MB at 10,000 skills) over 32 connections.
+	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(int(d.Seconds())) + "s", "--timeout", "60s"}
 	for _, h := range headers {
 		args = append(args, "-H", h)
 	}

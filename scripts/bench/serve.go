@@ -76,7 +76,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, ready, err := startServer(ctx, bin, t, work)
+	srv, ready, err := startServer(ctx, bin, t, work, nil)
 	if err != nil {
 		return err
 	}
