@@ -49,11 +49,8 @@ func runGrowth(ctx context.Context, args []string) error {
 			"over the same files.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return errUsage
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
 	}
 	var spec benchtree.Spec
 	if *resKiB != "" {
@@ -73,15 +70,11 @@ func runGrowth(ctx context.Context, args []string) error {
 		}
 		ns = append(ns, n)
 	}
-	work, err := os.MkdirTemp("", "skillserver-bench-growth-")
+	work, cleanup, err := workDir("skillserver-bench-growth-", *keep)
 	if err != nil {
 		return err
 	}
-	if *keep {
-		logf("work directory %s (kept)", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	bin, err := buildServer(ctx, work)
 	if err != nil {
 		return err

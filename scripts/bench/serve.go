@@ -46,24 +46,17 @@ func runServe(ctx context.Context, args []string) error {
 			"nginx, and runs wrk -t1 -c<connections> on both for each row; prints req/s and ratios.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return nil
-		}
-		return errUsage
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
 	}
 	if *duration < time.Second || *rounds < 1 || *skills < 2 || *conns < 1 {
 		return fmt.Errorf("%w: --duration must be at least 1s, --rounds and --connections at least 1, --skills at least 2", errUsage)
 	}
-	work, err := os.MkdirTemp("", "skillserver-bench-serve-")
+	work, cleanup, err := workDir("skillserver-bench-serve-", *keep)
 	if err != nil {
 		return err
 	}
-	if *keep {
-		logf("work directory %s (kept)", work)
-	} else {
-		defer os.RemoveAll(work)
-	}
+	defer cleanup()
 	dir := *treeDir
 	if dir == "" {
 		dir = filepath.Join(work, "tree")
