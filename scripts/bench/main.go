@@ -52,6 +52,9 @@ func main() {
 		os.Exit(2)
 	}
 	if errors.Is(err, errUsage) {
+		if err != errUsage { // the flag package has said what was wrong otherwise
+			fmt.Fprintf(os.Stderr, "bench %s: %v\n", os.Args[1], err)
+		}
 		os.Exit(2)
 	}
 	if err != nil {
