@@ -39,8 +39,6 @@ func BenchmarkServe(b *testing.B) {
 	s, snap := newTestServer(b, Options{WriteStallTimeout: 30 * time.Second, Observer: &countingObserver{}})
 	s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
 	index := feed.DocKey{Kind: feed.DocRFCIndex}.Path()
-	etag := snap.Feed()
-	_ = etag
 	sk := snap.Skills[0]
 	for _, bc := range []struct {
 		name, target string
