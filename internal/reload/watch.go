@@ -414,7 +414,11 @@ func (w *Watcher) note(ev fsnotify.Event, c *scan.Changes) eventKind {
 		r.into[key] = true
 		return eventNoted
 	}
-	return eventNoted
+	// Under no root: a tree that was one before its link moved on, whose
+	// watches outlive it until it is deleted. Its events are no change of
+	// what is served; the flip and the deletion are seen in the folder
+	// holding the link.
+	return eventIgnored
 }
 
 // isRoot reports whether p is a root, as configured or as resolved.
