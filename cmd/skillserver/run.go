@@ -144,8 +144,9 @@ func source(cfg *config.Config) (catalog.Source, error) {
 }
 
 // newLogger returns the logger of cfg writing to w, through a logWriter
-// unless log_buffer_bytes is 0; close writes out what it holds.
-func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, close func()) {
+// unless log_buffer_bytes is 0, and the request log's encoder of the same
+// lines on the same output; close writes out what it holds.
+func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, requests *httpapi.RequestLog, close func()) {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
 	opts := &slog.HandlerOptions{Level: level}
@@ -163,10 +164,11 @@ func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, close func())
 		lw := newLogWriter(w, cfg.LogBufferBytes)
 		w, close = lw, func() { _ = lw.Close() }
 	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts)), close
+	requests = &httpapi.RequestLog{Out: w, Text: format == "text"}
+	if requests.Text {
+		return slog.New(slog.NewTextHandler(w, opts)), requests, close
 	}
-	return slog.New(slog.NewJSONHandler(w, opts)), close
+	return slog.New(slog.NewJSONHandler(w, opts)), requests, close
 }
 
 // readyKey carries, in serve's context, a function told the listener's
@@ -180,7 +182,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err != nil {
 		return err
 	}
-	log, closeLog := newLogger(cfg, stderr)
+	log, requestLog, closeLog := newLogger(cfg, stderr)
 	defer closeLog()
 	src, err := source(cfg)
 	if err != nil {
@@ -219,6 +221,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		ReadBodyTimeout:   cfg.ReadBodyTO,
 		WriteStallTimeout: cfg.WriteStallTO,
 		MaxRanges:         cfg.MaxRanges,
+		RequestLog:        requestLog,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()

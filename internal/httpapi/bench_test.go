@@ -19,6 +19,9 @@ func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *discardWriter) WriteHeader(int)             {}
 
+// SetWriteDeadline succeeds, as on a connection (sendDeadline).
+func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
+
 // countingObserver stands in for the metrics: it binds per route, as
 // metrics.Metrics does, and counts.
 type countingObserver struct{ n int }
@@ -38,6 +41,7 @@ func (o *countingObserver) ObserveRefusal(string)                             {}
 func BenchmarkServe(b *testing.B) {
 	s, snap := newTestServer(b, Options{WriteStallTimeout: 30 * time.Second, Observer: &countingObserver{}})
 	s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
+	s.opts.RequestLog = &RequestLog{Out: io.Discard} // as serve sets it
 	index := feed.DocKey{Kind: feed.DocRFCIndex}.Path()
 	sk := snap.Skills[0]
 	for _, bc := range []struct {

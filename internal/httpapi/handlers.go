@@ -47,8 +47,8 @@ func param(r *http.Request, key string) (string, bool) {
 type artifact struct {
 	key         catalog.ArtifactKey // retention key; zero for none
 	digest      content.Digest      // "" when the current snapshot does not serve key
-	contentType string
-	missing     error // why the current snapshot does not serve it
+	contentType []string            // the Content-Type header's value, shared
+	missing     error               // why the current snapshot does not serve it
 	// install names the skill a download of this artifact installs
 	// (SKILL.md or archive.zip); "" for other files.
 	install string
@@ -100,17 +100,21 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			return
 		}
 		h := w.Header()
-		h.Set("Content-Type", jsonContentType)
-		h.Set("Cache-Control", cacheShort)
-		h.Add("Vary", "Accept-Encoding")
+		h["Content-Type"] = jsonContentTypes
+		h["Cache-Control"] = cacheShorts
+		if vary := h["Vary"]; len(vary) > 0 {
+			h["Vary"] = append(vary, "Accept-Encoding")
+		} else {
+			h["Vary"] = varyAcceptEncoding
+		}
 		body, digest := doc.Body, doc.Digest
 		if acceptsGzip(r) {
 			if gz, gzDigest, ok := doc.Gzip(); ok {
 				body, digest = gz, gzDigest
-				h.Set("Content-Encoding", "gzip")
+				h["Content-Encoding"] = gzipEncoding
 			}
 		}
-		h.Set("ETag", digest.ETag())
+		h["Etag"] = headerValue(w, slotETag, digest.ETag())
 		s.serveBytes(w, r, body)
 	}
 }
@@ -144,7 +148,7 @@ func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, _ := param(r, "name")
-	a := artifact{contentType: markdownContentType}
+	a := artifact{contentType: markdownContentTypes}
 	if sk, ok := view(r, snap.Feed()).Skill(name); ok {
 		a.digest, a.install = sk.Latest.SkillMD, name
 	} else {
@@ -207,7 +211,7 @@ func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
 	name, ok1 := param(r, "name")
 	ver, ok2 := param(r, "version")
 	f := view(r, snap.Feed())
-	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Agent: true, Name: name, Version: ver}), contentType: markdownContentType}
+	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Agent: true, Name: name, Version: ver}), contentType: markdownContentTypes}
 	if ag, ok := f.Agent(name); !ok1 || !ok2 || !ok {
 		a.missing = fmt.Errorf("%w: no sub-agent named %q", errNotFound, name)
 	} else if v, ok := ag.Version(ver); !ok {
@@ -243,9 +247,9 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	h.Set("Cache-Control", cacheImmutable)
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set("ETag", d.ETag())
+	h["Cache-Control"] = cacheImmutables
+	h["Content-Type"] = octetStream
+	h["Etag"] = headerValue(w, slotETag, d.ETag())
 	setArtifactSecurity(h)
 	s.serveBytes(w, r, b)
 }
@@ -284,7 +288,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			return
 		}
 		a.digest = want
-		h.Set("Cache-Control", cacheImmutable)
+		h["Cache-Control"] = cacheImmutables
 	} else {
 		if a.digest == "" {
 			s.fail(w, r, a.missing)
@@ -294,12 +298,13 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			s.fail(w, r, fmt.Errorf("snapshot %d advertises blob %s it does not hold", snap.Generation, a.digest))
 			return
 		}
-		h.Set("Cache-Control", cacheShort)
+		h["Cache-Control"] = cacheShorts
 	}
-	h.Set("Content-Type", a.contentType)
-	h.Set("ETag", a.digest.ETag())
+	h["Content-Type"] = a.contentType
+	etag := a.digest.ETag()
+	h["Etag"] = headerValue(w, slotETag, etag)
 	setArtifactSecurity(h)
-	s.installs.count(r, a.install, a.digest)
+	s.installs.count(r, a.install, etag)
 	s.serveBytes(w, r, body)
 }
 
@@ -307,7 +312,11 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 // Only JSON documents are ever compressed: an artifact decoded in transit
 // would fail its digest check.
 func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+	ae := r.Header["Accept-Encoding"]
+	if len(ae) == 0 {
+		return false
+	}
+	for part := range strings.SplitSeq(ae[0], ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
 			continue
@@ -322,8 +331,8 @@ func acceptsGzip(r *http.Request) bool {
 // opened in a browser runs no script on this origin, and nothing sniffs a
 // type other than the one sent.
 func setArtifactSecurity(h http.Header) {
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h["X-Content-Type-Options"] = nosniff
+	h["Content-Security-Policy"] = sandboxed
 }
 
 // serveBytes answers with b under http.ServeContent's semantics
@@ -379,14 +388,12 @@ func writeBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 		return
 	}
 	h["Accept-Ranges"] = acceptRangesBytes
-	h["Content-Length"] = []string{strconv.Itoa(len(b))}
+	h["Content-Length"] = headerValue(w, slotContentLength, strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b)
 	}
 }
-
-var acceptRangesBytes = []string{"bytes"}
 
 // noneMatchFails reports whether the If-None-Match list inm names the
 // response's ETag (weak comparison, RFC 9110 §13.1.2) or is "*". A list
@@ -512,11 +519,21 @@ var contentTypes = map[string]string{
 	".wasm":     "application/wasm",
 }
 
-func contentTypeOf(p string) string {
-	if ct, ok := contentTypes[strings.ToLower(path.Ext(p))]; ok {
+// contentTypeValues are contentTypes as header values, shared.
+var contentTypeValues = func() map[string][]string {
+	m := make(map[string][]string, len(contentTypes))
+	for ext, ct := range contentTypes {
+		m[ext] = []string{ct}
+	}
+	return m
+}()
+
+// contentTypeOf is p's Content-Type header value (a shared one).
+func contentTypeOf(p string) []string {
+	if ct, ok := contentTypeValues[strings.ToLower(path.Ext(p))]; ok {
 		return ct
 	}
-	return "application/octet-stream"
+	return octetStream
 }
 
 // Health and build information: small, per-request JSON.

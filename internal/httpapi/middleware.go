@@ -27,6 +27,11 @@ type statusWriter struct {
 	token string
 	// route is the route that answered (routed), nil when none did.
 	route *route
+	// values holds header values of this response (value).
+	values [slots]string
+	// start is when the request began; end, when sendDeadline saw its
+	// handler return (zero without it): one reading of the clock for both.
+	start, end time.Time
 }
 
 func (w *statusWriter) WriteHeader(status int) {
@@ -46,6 +51,56 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Slots of statusWriter.values.
+const (
+	slotRequestID = iota
+	slotETag
+	slotContentLength
+	slots
+)
+
+// value is v as a header value held by w: one allocation, the
+// statusWriter's, for the values every response gets its own of. The
+// slice has no room to grow, so an append to it copies.
+func (w *statusWriter) value(slot int, v string) []string {
+	w.values[slot] = v
+	return w.values[slot : slot+1 : slot+1]
+}
+
+// headerValue is v as a header value, held by the request's statusWriter
+// when there is one.
+func headerValue(w http.ResponseWriter, slot int, v string) []string {
+	if sw := requestState(w); sw != nil {
+		return sw.value(slot, v)
+	}
+	return []string{v}
+}
+
+// firstValueOf is h.Get(key) for a key in canonical form, without
+// canonicalizing it again.
+func firstValueOf(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// Header values every response of a kind gets, shared by all of them:
+// each is a slice with no room to grow, so an append to one copies it,
+// and nothing writes into one.
+var (
+	jsonContentTypes     = []string{jsonContentType}
+	markdownContentTypes = []string{markdownContentType}
+	octetStream          = []string{"application/octet-stream"}
+	cacheShorts          = []string{cacheShort}
+	cacheImmutables      = []string{cacheImmutable}
+	varyAcceptEncoding   = []string{"Accept-Encoding"}
+	gzipEncoding         = []string{"gzip"}
+	acceptRangesBytes    = []string{"bytes"}
+	nosniff              = []string{"nosniff"}
+	sandboxed            = []string{"default-src 'none'; sandbox"}
+)
 
 // requestState is the statusWriter under w's wrappers, nil outside
 // observe.
@@ -148,13 +203,12 @@ func (g *requestIDs) new() string {
 // for it, labelled by route pattern, never by raw path.
 func (s *Server) observe(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		id := r.Header.Get("X-Request-Id")
+		sw := &statusWriter{ResponseWriter: w, start: time.Now()}
+		id := firstValueOf(r.Header, "X-Request-Id")
 		if !validRequestID(id) {
 			id = s.ids.new()
 		}
-		w.Header()["X-Request-Id"] = []string{id}
-		sw := &statusWriter{ResponseWriter: w}
+		w.Header()["X-Request-Id"] = sw.value(slotRequestID, id)
 		next.ServeHTTP(sw, r)
 		var cause error
 		if sw.status == 0 {
@@ -163,7 +217,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				sw.status = statusClientClosed // nothing was sent
 			}
 		}
-		d := time.Since(start)
+		end := sw.end
+		if end.IsZero() {
+			end = time.Now()
+		}
+		d := end.Sub(sw.start)
 		rt := sw.route
 		if rt == nil {
 			// A route registered without routed (a POST), or none.
@@ -184,16 +242,14 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		if !s.log.Enabled(ctx, rt.level) {
 			return
 		}
-		attrs := make([]slog.Attr, 0, 10)
-		attrs = append(attrs, slog.String("request_id", id), slog.String("method", r.Method), slog.String("route", rt.pattern),
-			slog.String("path", s.redactedPath(r)), slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes), slog.Duration("duration", d))
-		if sw.token != "" {
-			attrs = append(attrs, slog.String("token", sw.token))
-		}
+		l := requestLine{time: end, level: rt.level, id: id, method: r.Method, route: rt.pattern,
+			path: s.redactedPath(r), token: sw.token, status: sw.status, bytes: sw.bytes, duration: d}
 		if cause != nil {
-			attrs = append(attrs, slog.String("error", cause.Error()))
+			l.err = cause.Error()
 		}
-		s.log.LogAttrs(ctx, rt.level, "request", attrs...)
+		if rl := s.opts.RequestLog; rl == nil || !rl.write(&l) {
+			_ = s.log.Handler().Handle(ctx, l.record())
+		}
 	})
 }
 

@@ -83,6 +83,9 @@ type Options struct {
 	// WriteStallTimeout closes the connection of a response that makes no
 	// progress this long (its client reads nothing); 0 does not.
 	WriteStallTimeout time.Duration
+	// RequestLog, if set, writes the request log's lines without slog's
+	// generic machinery; they are the same bytes (RequestLog).
+	RequestLog *RequestLog
 	// MaxRanges is the most ranges a Range header may name before it is
 	// ignored and the whole body sent; 0 allows any number.
 	MaxRanges int
@@ -123,7 +126,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log, ids: newRequestIDs()}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)
+	r.Use(s.observe, sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})
