@@ -54,11 +54,11 @@ func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	limit, err := intParam(r, "limit", defaultTake)
+	limit, err := intParam(w, r, "limit", defaultTake)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	hits := view(r, snap.Feed()).SearchSkills(query(r).Get("q"))
+	hits := view(r, snap.Feed()).SearchSkills(query(w, r).Get("q"))
 	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, maxTake), s.installs.get), "no-store")
 }

@@ -272,7 +272,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	h := w.Header()
 	var body []byte
 	var ok bool
-	if q, pinned := query(r)["digest"]; pinned {
+	if q, pinned := query(w, r)["digest"]; pinned {
 		want, err := content.ParseDigest(q[0])
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("%w: digest parameter: %w", errBadRequest, err))

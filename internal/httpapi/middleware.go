@@ -32,6 +32,8 @@ type statusWriter struct {
 	// start is when the request began; end, when sendDeadline saw its
 	// handler return (zero without it): one reading of the clock for both.
 	start, end time.Time
+	// query is the parsed query string (parseQuery).
+	query url.Values
 }
 
 func (w *statusWriter) WriteHeader(status int) {
@@ -277,16 +279,16 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 // that a browser does not attach by itself.
 func (s *Server) cors(next http.Handler) http.Handler {
 	origin := s.opts.CORSAllowOrigin
+	if origin == "" {
+		return next
+	}
+	origins := []string{origin}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if origin == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
 		h := w.Header()
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodPost:
-			h.Set("Access-Control-Allow-Origin", origin)
-			h.Set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Range, X-Total-Count, X-Request-Id")
+			h["Access-Control-Allow-Origin"] = origins
+			h["Access-Control-Expose-Headers"] = corsExposed
 		case http.MethodOptions:
 			if r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Origin", origin)
@@ -303,6 +305,8 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+var corsExposed = []string{"ETag, Content-Length, Content-Range, X-Total-Count, X-Request-Id"}
 
 // headWriter drops the body of a HEAD response. net/http does this on a
 // real connection; doing it here too keeps every handler, and any other
@@ -322,12 +326,12 @@ func discardHeadBodies(next http.Handler) http.Handler {
 	})
 }
 
-type queryKey struct{}
-
 // parseQuery answers 400 when the query string does not parse, instead of
 // letting handlers see what r.URL.Query() kept of it: past
 // url.ParseQuery's parameter limit it keeps nothing, and a pinning
-// ?digest= silently vanished. Handlers read the parsed values with query.
+// ?digest= silently vanished. Handlers read the parsed values with query;
+// they are kept on the request's statusWriter, as a context value would
+// copy the request.
 func (s *Server) parseQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery == "" {
@@ -339,12 +343,18 @@ func (s *Server) parseQuery(next http.Handler) http.Handler {
 			s.fail(w, r, fmt.Errorf("%w: the query string does not parse: %w", errBadRequest, err))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), queryKey{}, q)))
+		if sw := requestState(w); sw != nil {
+			sw.query = q
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
-// query is the request's parsed query string (parseQuery).
-func query(r *http.Request) url.Values {
-	q, _ := r.Context().Value(queryKey{}).(url.Values)
+// query is the request's parsed query string (parseQuery); nil for none.
+func query(w http.ResponseWriter, r *http.Request) url.Values {
+	if sw := requestState(w); sw != nil {
+		return sw.query
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery) // outside observe: parsed again
 	return q
 }

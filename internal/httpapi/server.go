@@ -116,9 +116,16 @@ type Server struct {
 	ready   atomic.Bool
 	router  chi.Router
 	handler http.Handler
+	// exact holds, per method (GET, HEAD), the routes without parameters
+	// (most documents), each with its middleware: found by one map
+	// lookup, without chi's routing context, which copies the request.
+	exact map[string]map[string]http.Handler
 	// installs counts downloads per skill for the find route.
 	installs installCounts
 	ids      *requestIDs
+	// lastBase is the base URL derived last: clients of one server
+	// mostly name it by one host, so it is checked and built once.
+	lastBase atomic.Pointer[derivedBase]
 }
 
 // NewServer returns a Server reading snapshots from cat.
@@ -133,11 +140,35 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	r.MethodNotAllowed(s.methodNotAllowed)
 	s.routes(r)
 	s.handler = r
+	s.exact = exactRoutes(r)
 	return s
 }
 
+// exactRoutes derives, from the route table, the handlers of the GET and
+// HEAD routes whose pattern is a plain path, with the middleware chi
+// would run. chi prefers such a route to any pattern with parameters, so
+// a request for exactly that path ends there either way.
+func exactRoutes(r chi.Routes) map[string]map[string]http.Handler {
+	exact := map[string]map[string]http.Handler{http.MethodGet: {}, http.MethodHead: {}}
+	_ = chi.Walk(r, func(method, route string, h http.Handler, mw ...func(http.Handler) http.Handler) error {
+		if m := exact[method]; m != nil && !strings.ContainsAny(route, "{*") {
+			m[route] = chi.Chain(mw...).Handler(h)
+		}
+		return nil
+	})
+	return exact
+}
+
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if m := s.exact[r.Method]; m != nil && r.URL.RawPath == "" {
+		if h, ok := m[r.URL.Path]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
+	s.handler.ServeHTTP(w, r)
+}
 
 // SetReady switches /readyz between 200 and 503.
 func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
@@ -197,7 +228,7 @@ func validHost(host string) bool {
 	}
 	// A fully qualified name ends in the root's empty label, as in
 	// "skills.example.com.": clients send what they were given.
-	for _, label := range strings.Split(strings.TrimSuffix(name, "."), ".") {
+	for label := range strings.SplitSeq(strings.TrimSuffix(name, "."), ".") {
 		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
@@ -233,11 +264,19 @@ func (s *Server) baseURL(r *http.Request) (string, bool) {
 			host = a.String()
 		}
 	}
+	if last := s.lastBase.Load(); last != nil && last.scheme == scheme && last.host == host {
+		return last.url, true
+	}
 	if !validHost(host) {
 		return "", false
 	}
-	return scheme + "://" + strings.ToLower(host), true
+	b := &derivedBase{scheme: scheme, host: host, url: scheme + "://" + strings.ToLower(host)}
+	s.lastBase.Store(b)
+	return b.url, true
 }
+
+// derivedBase is a base URL derived from a request's scheme and host.
+type derivedBase struct{ scheme, host, url string }
 
 func firstValue(h string) string {
 	first, _, _ := strings.Cut(h, ",")
