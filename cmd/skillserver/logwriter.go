@@ -3,12 +3,15 @@ package main
 import (
 	"io"
 	"sync"
+	"time"
 )
 
 // logWriter takes log lines off the goroutines that log them: Write
 // appends the line to a buffer and returns; one goroutine writes what has
 // gathered to the output, a batch per write, while the next batch
-// gathers. A request then pays for a copy, not for a write system call.
+// gathers, for at least gather after the last write. A request then pays
+// for a copy, not for a write system call; a line waits at most gather
+// (and for the output).
 //
 // Nothing is dropped: when max bytes are waiting (the output is slower
 // than the logging, e.g. a full pipe), Write waits for room, as a
@@ -59,21 +62,36 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// gather is the least time between two writes while lines keep coming:
+// a line logged after a quiet moment is written at once, and those that
+// follow within gather go together in the next write. Under load that is
+// one write, and one wake-up of this goroutine, per gather, not one per
+// line or few (each was a thread woken and a write system call).
+const gather = 5 * time.Millisecond
+
 func (w *logWriter) run() {
 	defer close(w.done)
+	var last time.Time // of the last write
+	timer := time.NewTimer(0)
+	<-timer.C
 	for {
 		select {
 		case <-w.wake:
 		case <-w.stop:
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			if len(w.pending) > 0 {
-				_, _ = w.out.Write(w.pending)
-			}
-			w.pending, w.closed = nil, true
-			w.room.Broadcast()
+			w.finish()
 			return
 		}
+		if wait := gather - time.Since(last); !last.IsZero() && wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-w.stop:
+				timer.Stop()
+				w.finish()
+				return
+			}
+		}
+		last = time.Now()
 		w.mu.Lock()
 		batch := w.pending
 		w.pending = w.spare[:0]
@@ -90,6 +108,17 @@ func (w *logWriter) run() {
 		w.room.Broadcast()
 		w.mu.Unlock()
 	}
+}
+
+// finish writes what is pending; later lines are written synchronously.
+func (w *logWriter) finish() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.pending) > 0 {
+		_, _ = w.out.Write(w.pending)
+	}
+	w.pending, w.closed = nil, true
+	w.room.Broadcast()
 }
 
 // Close writes the pending lines and stops the background writer.

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // gatedSink holds every Write until the test opens its gate.
@@ -16,6 +17,13 @@ type gatedSink struct {
 	mu     sync.Mutex
 	out    bytes.Buffer
 	writes int
+}
+
+// state is what the sink got so far: how many writes, and the bytes.
+func (s *gatedSink) state() (int, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes, s.out.String()
 }
 
 func (s *gatedSink) Write(p []byte) (int, error) {
@@ -99,6 +107,39 @@ func TestLogWriterLongLine(t *testing.T) {
 		_ = w.Close()
 		if got, want := sink.out.String(), "a\n"+long+"b\n"; got != want {
 			t.Errorf("sink got %q, want %q", got, want)
+		}
+	})
+}
+
+// TestLogWriterGathersLinesThatKeepComing: a line after a quiet moment is
+// written at once; lines that follow within gather of that write go
+// together in the next one, not one write each.
+func TestLogWriterGathersLinesThatKeepComing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sink := &gatedSink{gate: make(chan struct{})}
+		close(sink.gate)
+		w := newLogWriter(sink, 1<<20)
+		defer w.Close()
+		var want strings.Builder
+		for i := range 10 {
+			l := fmt.Sprintf("line %d\n", i)
+			want.WriteString(l)
+			_, _ = w.Write([]byte(l))
+			synctest.Wait() // the writer did what it would
+		}
+		if n, out := sink.state(); n != 1 || out != "line 0\n" {
+			t.Fatalf("before gather passed: %d writes of %q, want the first line alone", n, out)
+		}
+		time.Sleep(gather)
+		synctest.Wait()
+		if n, out := sink.state(); n != 2 || out != want.String() {
+			t.Fatalf("after gather: %d writes of %q, want 2 of every line", n, out)
+		}
+		time.Sleep(time.Second)
+		_, _ = w.Write([]byte("later\n"))
+		synctest.Wait()
+		if n, out := sink.state(); n != 3 || !strings.HasSuffix(out, "later\n") {
+			t.Errorf("a line after a quiet second: %d writes, output %q; want it written at once", n, out)
 		}
 	})
 }
