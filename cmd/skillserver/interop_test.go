@@ -564,7 +564,7 @@ func TestInteropSkillsCLIPrivateFeed(t *testing.T) {
 	// What the CLI asked for, as the server logged it: paths with the
 	// token replaced, and never a refusal under a valid token.
 	var paths []string
-	for line := range strings.Lines(ts.Stderr.String()) {
+	for line := range strings.Lines(ts.logged(t)) {
 		var e struct {
 			Msg, Path, Token string
 			Status           int

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -108,6 +110,27 @@ func (ts *testServer) get(t *testing.T, path string) (*http.Response, []byte) {
 	return resp, body
 }
 
+// logged returns the server's log once every line logged before the call
+// is in it: the log goes through a background writer, so a line may come
+// a little after what it tells of. It requests a path nobody else does
+// and waits for that request's line, which the writer keeps in order
+// behind the earlier ones.
+func (ts *testServer) logged(t *testing.T) string {
+	t.Helper()
+	marker := fmt.Sprintf("/log-marker-%d", logMarkers.Add(1))
+	ts.get(t, marker)
+	var log string
+	eventually(t, 10*time.Second, "the request log line of "+marker, func() error {
+		if log = ts.Stderr.String(); !strings.Contains(log, `"path":"`+marker+`"`) {
+			return fmt.Errorf("not logged yet")
+		}
+		return nil
+	})
+	return log
+}
+
+var logMarkers atomic.Int64
+
 // index fetches and decodes the RFC index.
 func (ts *testServer) index(t *testing.T) rfcIndex {
 	t.Helper()
@@ -187,8 +210,8 @@ func TestServeExampleTree(t *testing.T) {
 	if _, b := ts.get(t, "/.well-known/agent-skills/k8s-deploy/SKILL.md"); !bytes.Equal(b, onDisk) {
 		t.Errorf("conventional SKILL.md differs from disk:\n%s", b)
 	}
-	if !strings.Contains(ts.Stderr.String(), `"msg":"reload","generation":1`) {
-		t.Errorf("no reload log line:\n%s", ts.Stderr)
+	if log := ts.logged(t); !strings.Contains(log, `"msg":"reload","generation":1`) {
+		t.Errorf("no reload log line:\n%s", log)
 	}
 }
 

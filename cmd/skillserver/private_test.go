@@ -157,7 +157,7 @@ func TestPrivateFeedRefusesWithoutToken(t *testing.T) {
 // assertNoSecret checks the server's log holds no token.
 func assertNoSecret(t *testing.T, ts *testServer) {
 	t.Helper()
-	log := ts.Stderr.String()
+	log := ts.logged(t)
 	for _, s := range []string{allSecret, teamSecret, newSecret, "wrong-secret", "secret-0123"} {
 		if strings.Contains(log, s) {
 			t.Errorf("the log holds a secret (%s):\n%s", s, log)
@@ -237,7 +237,7 @@ func TestPrivateFeedBearerAndPathForms(t *testing.T) {
 			t.Errorf("bearer manifest href %q has a path token", h)
 		}
 	}
-	log := ts.Stderr.String()
+	log := ts.logged(t)
 	if !strings.Contains(log, `"path":"/t/REDACTED/manifest.json"`) || !strings.Contains(log, `"token":"all"`) {
 		t.Errorf("the request log names neither the redacted path nor the token's name:\n%s", log)
 	}

@@ -360,8 +360,8 @@ func TestRetainedBytesGaugeFollowsExpiry(t *testing.T) {
 	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken}, "--skills", skills, "--watch=false", "--retention", "1s")
 	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "two")
 	ts.reload(t)
-	if !regexp.MustCompile(`"msg":"reload","generation":2,[^\n]*"retained_bytes":[1-9]`).MatchString(ts.Stderr.String()) {
-		t.Fatalf("the reload retained nothing:\n%s", ts.Stderr)
+	if log := ts.logged(t); !regexp.MustCompile(`"msg":"reload","generation":2,[^\n]*"retained_bytes":[1-9]`).MatchString(log) {
+		t.Fatalf("the reload retained nothing:\n%s", log)
 	}
 	eventually(t, 20*time.Second, "skillserver_retained_bytes 0 after the 1s retention window", func() error {
 		_, body := ts.get(t, "/metrics")

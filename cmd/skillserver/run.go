@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -61,7 +62,10 @@ func source(cfg *config.Config) (catalog.Source, error) {
 	return src, nil
 }
 
-func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
+// newLogger returns the logger of cfg writing to w, through a logWriter
+// unless log_buffer_bytes is 0, and the request log's encoder of the same
+// lines on the same output; close writes out what it holds.
+func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, requests *httpapi.RequestLog, close func()) {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
 	opts := &slog.HandlerOptions{Level: level}
@@ -72,10 +76,16 @@ func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 			format = "text"
 		}
 	}
-	if format == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+	close = func() {}
+	if cfg.LogBufferBytes > 0 {
+		lw := newLogWriter(w, cfg.LogBufferBytes)
+		w, close = lw, func() { _ = lw.Close() }
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	requests = &httpapi.RequestLog{Out: w, Text: format == "text"}
+	if requests.Text {
+		return slog.New(slog.NewTextHandler(w, opts)), requests, close
+	}
+	return slog.New(slog.NewJSONHandler(w, opts)), requests, close
 }
 
 // readyKey carries, in serve's context, a function told the listener's
@@ -85,7 +95,8 @@ type readyKey struct{}
 
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
 func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
-	log := newLogger(cfg, stderr)
+	log, requestLog, closeLog := newLogger(cfg, stderr)
+	defer closeLog()
 	src, err := source(cfg)
 	if err != nil {
 		return err
@@ -124,6 +135,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		WriteStallTimeout: cfg.WriteStallTO,
 		MaxRanges:         cfg.MaxRanges,
 		CataloguePageSize: cfg.CataloguePage,
+		RequestLog:        requestLog,
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
@@ -234,6 +246,11 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		shutdown(httpServer, cfg.ShutdownTimeout, log)
 		return fmt.Errorf("initial scan: %w", err)
 	}
+	// The first scan read every file and built every archive; most of what
+	// it allocated is garbage now. Collect it and give its pages back, so
+	// the resident set after a cold start is what the snapshot holds
+	// (docs/benchmarks.md, "Memory"), not that plus the scan's peak.
+	debug.FreeOSMemory()
 	go reloader.Run(runCtx)
 	api.SetReady(true)
 	if ready, ok := ctx.Value(readyKey{}).(func(addr string)); ok {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -186,8 +187,43 @@ func (c *Catalog) reload(ctx context.Context, changes *scan.Changes) (*Snapshot,
 		}
 		changes = &ch
 	}
-	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, docs: c.docs, log: c.log})
+	progress := &scan.Progress{}
+	stop := c.logProgress(progress, start)
+	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, docs: c.docs, log: c.log, progress: progress})
+	stop()
 	return c.finish(a, ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}, start, true)
+}
+
+// progressEvery is how often a running scan logs how far it has got; a
+// scan that is done sooner logs nothing but its reload line.
+const progressEvery = 2 * time.Second
+
+// logProgress logs p at INFO every progressEvery until stop is called
+// (stop returns once the logging has ended): the entries scanned, of the
+// total listed so far, and the rate since start, so the operator of a
+// large tree sees a cold start at work.
+func (c *Catalog) logProgress(p *scan.Progress, start time.Time) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(progressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				n, total := p.Counts()
+				elapsed := time.Since(start)
+				c.log.Info("scan progress", "entries_scanned", n, "entries_total", total,
+					"entries_per_second", math.Round(float64(n)/elapsed.Seconds()), "elapsed", elapsed.Round(time.Millisecond))
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 // claim waits until no reload runs, or the running one is abandoned (its

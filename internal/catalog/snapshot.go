@@ -119,6 +119,7 @@ type buildInput struct {
 	cache      *scan.Cache
 	docs       *feed.SharedCache
 	log        *slog.Logger
+	progress   *scan.Progress // nil: not counted
 }
 
 // checkout is the git checkout holding root, or nil: none when root is in
@@ -145,7 +146,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		prev = in.prev.scanned
 	}
 	r, err := scan.Run(ctx, scan.Input{SkillsDir: src.SkillsDir, AgentsDir: src.AgentsDir, Limits: src.Limits,
-		Generation: in.generation, Prev: prev, Changes: in.changes, Cache: in.cache})
+		Generation: in.generation, Prev: prev, Changes: in.changes, Cache: in.cache, Progress: in.progress})
 	if err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ type Config struct {
 	CORSAllowOrigin string        `mapstructure:"cors_allow_origin"`
 	LogFormat       string        `mapstructure:"log_format"`
 	LogLevel        string        `mapstructure:"log_level"`
+	LogBufferBytes  int           `mapstructure:"log_buffer_bytes"`
 	MaxFileBytes    int64         `mapstructure:"max_file_bytes"`
 	MaxFiles        int           `mapstructure:"max_files"`
 	MaxTotalBytes   int64         `mapstructure:"max_total_bytes"`
@@ -110,6 +111,7 @@ var Keys = []Key{
 	{Name: "cors_allow_origin", Flag: "cors-allow-origin", Default: "*", Help: "Access-Control-Allow-Origin sent on GET, HEAD and POST responses and preflights; empty sends none (set it empty in the file or with the flag: an empty environment variable counts as unset)"},
 	{Name: "log_format", Flag: "log-format", Default: "auto", Help: "log format: auto (text on a terminal, JSON otherwise), json or text"},
 	{Name: "log_level", Flag: "log-level", Default: "info", Help: "log level: debug, info, warn or error"},
+	{Name: "log_buffer_bytes", Flag: "log-buffer-bytes", Default: 1 << 20, Help: "most bytes of log lines waiting for the output: lines are written by a background writer, in batches, so a request does not wait for the output; when this much is waiting (the output is slower than the logging), loggers wait for room, and no line is dropped (0: each line is written as it is logged)"},
 	{Name: "max_file_bytes", Flag: "max-file-bytes", Default: int64(10 << 20), Help: "largest file a skill version may hold, in bytes (0: no limit)"},
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
@@ -363,6 +365,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxHeaderBytes < 1<<10 {
 		errs = append(errs, fmt.Errorf("max_header_bytes %d: must be at least 1024", c.MaxHeaderBytes))
+	}
+	if c.LogBufferBytes < 0 {
+		errs = append(errs, fmt.Errorf("log_buffer_bytes %d: must not be negative (0: write each line as it is logged)", c.LogBufferBytes))
 	}
 	if c.MaxRanges < 0 {
 		errs = append(errs, fmt.Errorf("max_ranges %d: must not be negative (0: no limit)", c.MaxRanges))

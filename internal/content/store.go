@@ -134,6 +134,17 @@ func (b *Builder) PutDigested(d Digest, data []byte) {
 	b.bytes += int64(len(data))
 }
 
+// Get returns the bytes the builder (or the store it overlays) holds for
+// d, so that a caller that read the same bytes again can keep one copy.
+func (b *Builder) Get(d Digest) ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if data, ok := b.blobs[d]; ok {
+		return data, true
+	}
+	return b.base.Get(d)
+}
+
 // Store freezes the builder into a Store. The Builder must not be used
 // afterwards.
 func (b *Builder) Store() *Store {

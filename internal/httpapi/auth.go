@@ -73,8 +73,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.refuse(w, r, "unknown", errBadReadToken)
 			return
 		}
-		if info, ok := r.Context().Value(requestInfoKey{}).(*requestInfo); ok {
-			info.token = tok.Name
+		if sw := requestState(w); sw != nil {
+			sw.token = tok.Name
 		}
 		g := grant{token: tok}
 		if pathForm {

@@ -302,8 +302,12 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// sendChunk is how much of a response one write deadline covers.
-const sendChunk = 64 << 10
+// sendChunk is how much of a response one write deadline covers. A
+// write blocked on a full socket is woken only once about a third of the
+// send buffer (up to 4 MiB on Linux) has drained, so chunks up to about
+// that size set no stricter pace than the kernel does; and each chunk is
+// a write system call: at 64 KiB the RFC index of 300 skills took four.
+const sendChunk = 1 << 20
 
 // sendDeadline closes the connection of a response that makes no progress
 // for stall: its client stopped reading. Without it, max_connections
@@ -318,30 +322,65 @@ func sendDeadline(stall time.Duration) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			sw := &stallWriter{ResponseWriter: w, rc: http.NewResponseController(w), stall: stall}
-			sw.extend() // also replaces the previous request's deadline
+			// The clock is read once per end: observe's start and end
+			// times are this one's too.
+			state := requestState(w)
+			start := time.Now()
+			if state != nil {
+				start = state.start
+			}
+			sw := &stallWriter{ResponseWriter: w, conn: writeDeadline(w), stall: stall}
+			sw.extend(start) // also replaces the previous request's deadline
 			next.ServeHTTP(sw, r)
-			sw.extend() // for what net/http flushes after the handler
+			end := time.Now()
+			if state != nil {
+				state.end = end
+			}
+			sw.extend(end) // for what net/http flushes after the handler
 		})
 	}
 }
+
+// deadliner is what net/http's ResponseWriter offers to
+// http.ResponseController.
+type deadliner interface{ SetWriteDeadline(time.Time) error }
+
+// writeDeadline is the SetWriteDeadline of the connection under w's
+// wrappers, found once per request (http.ResponseController would be an
+// allocation); off a real connection, one that does nothing.
+func writeDeadline(w http.ResponseWriter) deadliner {
+	for {
+		switch x := w.(type) {
+		case deadliner:
+			return x
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return noDeadline{}
+		}
+	}
+}
+
+type noDeadline struct{}
+
+func (noDeadline) SetWriteDeadline(time.Time) error { return nil }
 
 // stallWriter moves the connection's write deadline on as a response is
 // written (sendDeadline).
 type stallWriter struct {
 	http.ResponseWriter
-	rc    *http.ResponseController
+	conn  deadliner
 	stall time.Duration
 }
 
-func (w *stallWriter) extend() {
-	_ = w.rc.SetWriteDeadline(time.Now().Add(w.stall)) // unsupported off a real connection
+func (w *stallWriter) extend(now time.Time) {
+	_ = w.conn.SetWriteDeadline(now.Add(w.stall))
 }
 
 func (w *stallWriter) Write(b []byte) (int, error) {
 	var n int
 	for len(b) > 0 {
-		w.extend()
+		w.extend(time.Now())
 		m, err := w.ResponseWriter.Write(b[:min(len(b), sendChunk)])
 		n += m
 		if err != nil {

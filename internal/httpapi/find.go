@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 )
 
@@ -21,9 +20,10 @@ type installCounts struct {
 	m sync.Map // skill name -> *atomic.Uint64
 }
 
-// count adds one download of name's artifact with digest d, when r is one.
-func (c *installCounts) count(r *http.Request, name string, d content.Digest) {
-	if name == "" || r.Method != http.MethodGet || r.Header.Get("Range") != "" || r.Header.Get("If-None-Match") == d.ETag() {
+// count adds one download of name's artifact with ETag etag, when r is
+// one.
+func (c *installCounts) count(r *http.Request, name, etag string) {
+	if name == "" || r.Method != http.MethodGet || firstValueOf(r.Header, "Range") != "" || firstValueOf(r.Header, "If-None-Match") == etag {
 		return
 	}
 	v, ok := c.m.Load(name)
@@ -54,11 +54,11 @@ func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	limit, err := intParam(r, "limit", defaultTake)
+	limit, err := intParam(w, r, "limit", defaultTake)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	hits := view(r, snap.Feed()).SearchSkills(query(r).Get("q"))
+	hits := view(r, snap.Feed()).SearchSkills(query(w, r).Get("q"))
 	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, maxTake), s.installs.get), "no-store")
 }

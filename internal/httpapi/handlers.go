@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -46,8 +47,8 @@ func param(r *http.Request, key string) (string, bool) {
 type artifact struct {
 	key         catalog.ArtifactKey // retention key; zero for none
 	digest      content.Digest      // "" when the current snapshot does not serve key
-	contentType string
-	missing     error // why the current snapshot does not serve it
+	contentType []string            // the Content-Type header's value, shared
+	missing     error               // why the current snapshot does not serve it
 	// install names the skill a download of this artifact installs
 	// (SKILL.md or archive.zip); "" for other files.
 	install string
@@ -98,26 +99,30 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			s.fail(w, r, fmt.Errorf("%w: no document at %s", errNotFound, r.URL.Path))
 			return
 		}
-		s.serveDocument(w, r, doc, jsonContentType)
+		s.serveDocument(w, r, doc, jsonContentTypes)
 	}
 }
 
 // serveDocument writes a document of the feed, or a page, as
 // contentType: its digest as ETag, gzip-compressed when the client
 // accepts it, revalidated with 304.
-func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request, doc *feed.Document, contentType string) {
+func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request, doc *feed.Document, contentType []string) {
 	h := w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Cache-Control", cacheShort)
-	h.Add("Vary", "Accept-Encoding")
+	h["Content-Type"] = contentType
+	h["Cache-Control"] = cacheShorts
+	if vary := h["Vary"]; len(vary) > 0 {
+		h["Vary"] = append(vary, "Accept-Encoding")
+	} else {
+		h["Vary"] = varyAcceptEncoding
+	}
 	body, digest := doc.Body, doc.Digest
 	if acceptsGzip(r) {
 		if gz, gzDigest, ok := doc.Gzip(); ok {
 			body, digest = gz, gzDigest
-			h.Set("Content-Encoding", "gzip")
+			h["Content-Encoding"] = gzipEncoding
 		}
 	}
-	h.Set("ETag", digest.ETag())
+	h["Etag"] = headerValue(w, slotETag, digest.ETag())
 	s.serveBytes(w, r, body)
 }
 
@@ -150,7 +155,7 @@ func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, _ := param(r, "name")
-	a := artifact{contentType: markdownContentType}
+	a := artifact{contentType: markdownContentTypes}
 	if sk, ok := view(r, snap.Feed()).Skill(name); ok {
 		a.digest, a.install = sk.Latest.SkillMD, name
 	} else {
@@ -186,7 +191,7 @@ func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file st
 	}
 	f := view(r, snap.Feed())
 	name, version, v, err := skillVersion(r, f)
-	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Name: name, Version: version, File: file}), contentType: feed.ContentType(file), missing: err}
+	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Name: name, Version: version, File: file}), contentType: contentTypeOf(file), missing: err}
 	switch {
 	case err != nil:
 	case file == skill.FileName:
@@ -213,7 +218,7 @@ func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
 	name, ok1 := param(r, "name")
 	ver, ok2 := param(r, "version")
 	f := view(r, snap.Feed())
-	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Agent: true, Name: name, Version: ver}), contentType: markdownContentType}
+	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Agent: true, Name: name, Version: ver}), contentType: markdownContentTypes}
 	if ag, ok := f.Agent(name); !ok1 || !ok2 || !ok {
 		a.missing = fmt.Errorf("%w: no sub-agent named %q", errNotFound, name)
 	} else if v, ok := ag.Version(ver); !ok {
@@ -249,9 +254,9 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h := w.Header()
-	h.Set("Cache-Control", cacheImmutable)
-	h.Set("Content-Type", "application/octet-stream")
-	h.Set("ETag", d.ETag())
+	h["Cache-Control"] = cacheImmutables
+	h["Content-Type"] = octetStream
+	h["Etag"] = headerValue(w, slotETag, d.ETag())
 	setArtifactSecurity(h)
 	s.serveBytes(w, r, b)
 }
@@ -308,10 +313,11 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Cache-Control", cacheImmutable)
-	h.Set("Content-Type", file.ContentType())
-	h.Set("ETag", d.ETag())
+	h["Content-Type"] = contentTypeOf(file.Name)
+	etag := d.ETag()
+	h.Set("ETag", etag)
 	setArtifactSecurity(h)
-	s.installs.count(r, file.Install, d)
+	s.installs.count(r, file.Install, etag)
 	s.serveBytes(w, r, body)
 }
 
@@ -333,7 +339,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	h := w.Header()
 	var body []byte
 	var ok bool
-	if q, pinned := query(r)["digest"]; pinned {
+	if q, pinned := query(w, r)["digest"]; pinned {
 		want, err := content.ParseDigest(q[0])
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("%w: digest parameter: %w", errBadRequest, err))
@@ -349,7 +355,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			return
 		}
 		a.digest = want
-		h.Set("Cache-Control", cacheImmutable)
+		h["Cache-Control"] = cacheImmutables
 	} else {
 		if a.digest == "" {
 			s.fail(w, r, a.missing)
@@ -359,12 +365,13 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			s.fail(w, r, fmt.Errorf("snapshot %d advertises blob %s it does not hold", snap.Generation, a.digest))
 			return
 		}
-		h.Set("Cache-Control", cacheShort)
+		h["Cache-Control"] = cacheShorts
 	}
-	h.Set("Content-Type", a.contentType)
-	h.Set("ETag", a.digest.ETag())
+	h["Content-Type"] = a.contentType
+	etag := a.digest.ETag()
+	h["Etag"] = headerValue(w, slotETag, etag)
 	setArtifactSecurity(h)
-	s.installs.count(r, a.install, a.digest)
+	s.installs.count(r, a.install, etag)
 	s.serveBytes(w, r, body)
 }
 
@@ -372,7 +379,11 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 // Only JSON documents are ever compressed: an artifact decoded in transit
 // would fail its digest check.
 func acceptsGzip(r *http.Request) bool {
-	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+	ae := r.Header["Accept-Encoding"]
+	if len(ae) == 0 {
+		return false
+	}
+	for part := range strings.SplitSeq(ae[0], ",") {
 		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
 			continue
@@ -387,13 +398,23 @@ func acceptsGzip(r *http.Request) bool {
 // opened in a browser runs no script on this origin, and nothing sniffs a
 // type other than the one sent.
 func setArtifactSecurity(h http.Header) {
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h["X-Content-Type-Options"] = nosniff
+	h["Content-Security-Policy"] = sandboxed
 }
 
 // serveBytes answers with b under http.ServeContent's semantics
-// (If-None-Match, Range, HEAD), its error statuses as JSON.
+// (If-None-Match, Range, HEAD), its error statuses as JSON. The usual
+// request, a GET or HEAD with at most If-None-Match, is answered here:
+// a 304, or the headers and the whole body in one Write (ServeContent
+// copies through a 32 KiB buffer, a write system call each). Range and
+// the rarer preconditions (If-Match, If-Unmodified-Since, If-Range) go
+// to ServeContent. If-Modified-Since needs no case: these bytes have no
+// modification time, so ServeContent ignores it too.
 func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
+	if fastPath(r) {
+		writeBytes(w, r, b)
+		return
+	}
 	if h := r.Header.Get("Range"); h != "" {
 		if fixed := rangeHeader(h, len(b), s.opts.MaxRanges); fixed != h {
 			r2 := *r
@@ -407,6 +428,89 @@ func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 		}
 	}
 	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, size: len(b)}, r, "", time.Time{}, bytes.NewReader(b))
+}
+
+// fastPath reports whether writeBytes answers r as ServeContent would.
+// The header map is indexed directly: its keys are canonical, and this
+// runs on every artifact and document request.
+func fastPath(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	h := r.Header
+	return len(h["Range"]) == 0 && len(h["If-Match"]) == 0 && len(h["If-Unmodified-Since"]) == 0 && len(h["If-Range"]) == 0
+}
+
+// writeBytes answers a fastPath request with b and the ETag already set:
+// 304 when If-None-Match names it (or is "*"), with the headers
+// ServeContent removes from a 304; else 200 with Content-Length and the
+// whole body at once.
+func writeBytes(w http.ResponseWriter, r *http.Request, b []byte) {
+	h := w.Header()
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 && noneMatchFails(inm[0], h["Etag"]) {
+		delete(h, "Content-Type")
+		delete(h, "Content-Length")
+		delete(h, "Content-Encoding")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h["Accept-Ranges"] = acceptRangesBytes
+	h["Content-Length"] = headerValue(w, slotContentLength, strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b)
+	}
+}
+
+// noneMatchFails reports whether the If-None-Match list inm names the
+// response's ETag (weak comparison, RFC 9110 §13.1.2) or is "*". A list
+// that stops parsing ends the scan, as in ServeContent.
+func noneMatchFails(inm string, etag []string) bool {
+	own := ""
+	if len(etag) > 0 {
+		own = strings.TrimPrefix(etag[0], "W/")
+	}
+	for {
+		inm = textproto.TrimString(inm)
+		switch {
+		case inm == "":
+			return false
+		case inm[0] == ',':
+			inm = inm[1:]
+			continue
+		case inm[0] == '*':
+			return true
+		}
+		tag, rest, ok := scanETag(inm)
+		if !ok {
+			return false
+		}
+		if own != "" && strings.TrimPrefix(tag, "W/") == own {
+			return true
+		}
+		inm = rest
+	}
+}
+
+// scanETag cuts one entity tag, W/"..." or "...", off the front of s.
+func scanETag(s string) (tag, rest string, ok bool) {
+	start := 0
+	if strings.HasPrefix(s, "W/") {
+		start = 2
+	}
+	if len(s)-start < 2 || s[start] != '"' {
+		return "", "", false
+	}
+	for i := start + 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return s[:i+1], s[i+1:], true
+		case c == 0x21 || c >= 0x23 && c <= 0x7e || c >= 0x80:
+		default:
+			return "", "", false
+		}
+	}
+	return "", "", false
 }
 
 // rangeHeader is the Range header h as http.ServeContent should see it
@@ -448,6 +552,20 @@ func rangeHeader(h string, size, maxRanges int) string {
 		return "bytes=" + strconv.Itoa(size) + "-"
 	}
 	return "bytes=" + strings.Join(kept, ",")
+}
+
+// contentTypeValues holds feed.ContentType's media types as header
+// values, one shared slice each (the table is fixed, so it stays small).
+var contentTypeValues sync.Map
+
+// contentTypeOf is p's Content-Type header value (a shared one).
+func contentTypeOf(p string) []string {
+	ct := feed.ContentType(p)
+	if v, ok := contentTypeValues.Load(ct); ok {
+		return v.([]string)
+	}
+	v, _ := contentTypeValues.LoadOrStore(ct, []string{ct})
+	return v.([]string)
 }
 
 // Health and build information: small, per-request JSON.

@@ -89,8 +89,8 @@ func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	qs := query(r)
-	n, err := intParam(r, "page", 1)
+	qs := query(w, r)
+	n, err := intParam(w, r, "page", 1)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -145,8 +145,11 @@ func (s *Server) servePage(w http.ResponseWriter, r *http.Request, doc *feed.Doc
 	h := w.Header()
 	h.Add("Vary", "Accept")
 	setPageSecurity(h)
-	s.serveDocument(w, r, doc, page.ContentType)
+	s.serveDocument(w, r, doc, pageContentTypes)
 }
+
+// pageContentTypes is page.ContentType as a shared header value.
+var pageContentTypes = []string{page.ContentType}
 
 // failPage answers a miss of the pages: an HTML page for a reader who
 // asked for HTML, JSON for everyone else.

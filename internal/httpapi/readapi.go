@@ -23,8 +23,8 @@ const (
 )
 
 // intParam parses a non-negative integer query parameter.
-func intParam(r *http.Request, name string, def int) (int, error) {
-	raw, ok := query(r)[name]
+func intParam(w http.ResponseWriter, r *http.Request, name string, def int) (int, error) {
+	raw, ok := query(w, r)[name]
 	if !ok || raw[0] == "" {
 		return def, nil
 	}
@@ -43,18 +43,18 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 		if snap == nil {
 			return
 		}
-		skip, err := intParam(r, "skip", 0)
+		skip, err := intParam(w, r, "skip", 0)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		take, err := intParam(r, "take", defaultTake)
+		take, err := intParam(w, r, "take", defaultTake)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		take = min(take, maxTake)
-		q := query(r).Get("q")
+		q := query(w, r).Get("q")
 		var hits []feed.Summary
 		f := view(r, snap.Feed())
 		if agents {
@@ -152,7 +152,7 @@ func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
 	}
 	name, _ := param(r, "name")
 	file, ok := param(r, "*")
-	a := artifact{contentType: feed.ContentType(file)}
+	a := artifact{contentType: contentTypeOf(file)}
 	sk, found := view(r, snap.Feed()).Skill(name)
 	switch {
 	case !found || !ok:

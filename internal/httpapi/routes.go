@@ -69,6 +69,7 @@ func (s *Server) routes(r chi.Router) {
 }
 
 func get(r chi.Router, pattern string, h http.HandlerFunc) {
+	h = routed(pattern, h)
 	r.Get(pattern, h)
 	r.Head(pattern, h)
 }

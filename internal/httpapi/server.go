@@ -87,6 +87,9 @@ type Options struct {
 	// WriteStallTimeout closes the connection of a response that makes no
 	// progress this long (its client reads nothing); 0 does not.
 	WriteStallTimeout time.Duration
+	// RequestLog, if set, writes the request log's lines without slog's
+	// generic machinery; they are the same bytes (RequestLog).
+	RequestLog *RequestLog
 	// MaxRanges is the most ranges a Range header may name before it is
 	// ignored and the whole body sent; 0 allows any number.
 	MaxRanges int
@@ -97,12 +100,20 @@ type Options struct {
 
 // Observer records request metrics (metrics.Metrics).
 type Observer interface {
+	// ForRoute returns the observer of the requests of one route
+	// pattern, with what depends on the pattern alone done once.
+	ForRoute(route string) RequestObserver
+	// ObserveRequest records one request of a route ForRoute was not
+	// asked for.
 	ObserveRequest(route, method string, code int, d time.Duration)
 	ObservePanic()
 	// ObserveRefusal counts a request refused for its read token;
 	// reason is "missing" or "unknown".
 	ObserveRefusal(reason string)
 }
+
+// RequestObserver records one answered request of its route.
+type RequestObserver = func(method string, code int, d time.Duration)
 
 // Server is the HTTP face of the catalogue.
 type Server struct {
@@ -112,29 +123,62 @@ type Server struct {
 	ready   atomic.Bool
 	router  chi.Router
 	handler http.Handler
+	// exact holds, per method (GET, HEAD), the routes without parameters
+	// (most documents), each with its middleware: found by one map
+	// lookup, without chi's routing context, which copies the request.
+	exact map[string]map[string]http.Handler
 	// installs counts downloads per skill for the find route.
 	installs installCounts
 	// pages renders the HTML catalogue.
 	pages *page.Renderer
+	ids   *requestIDs
+	// lastBase is the base URL derived last: clients of one server
+	// mostly name it by one host, so it is checked and built once.
+	lastBase atomic.Pointer[derivedBase]
 }
 
 // NewServer returns a Server reading snapshots from cat.
 func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
-	s := &Server{cat: cat, opts: opts, log: log, pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil})}
+	s := &Server{cat: cat, opts: opts, log: log, ids: newRequestIDs(),
+		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil})}
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.observe, s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)
+	r.Use(s.observe, sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})
 	r.MethodNotAllowed(s.methodNotAllowed)
 	s.routes(r)
 	s.handler = r
+	s.exact = exactRoutes(r)
 	return s
 }
 
+// exactRoutes derives, from the route table, the handlers of the GET and
+// HEAD routes whose pattern is a plain path, with the middleware chi
+// would run. chi prefers such a route to any pattern with parameters, so
+// a request for exactly that path ends there either way.
+func exactRoutes(r chi.Routes) map[string]map[string]http.Handler {
+	exact := map[string]map[string]http.Handler{http.MethodGet: {}, http.MethodHead: {}}
+	_ = chi.Walk(r, func(method, route string, h http.Handler, mw ...func(http.Handler) http.Handler) error {
+		if m := exact[method]; m != nil && !strings.ContainsAny(route, "{*") {
+			m[route] = chi.Chain(mw...).Handler(h)
+		}
+		return nil
+	})
+	return exact
+}
+
 // ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if m := s.exact[r.Method]; m != nil && r.URL.RawPath == "" {
+		if h, ok := m[r.URL.Path]; ok {
+			h.ServeHTTP(w, r)
+			return
+		}
+	}
+	s.handler.ServeHTTP(w, r)
+}
 
 // SetReady switches /readyz between 200 and 503.
 func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
@@ -194,7 +238,7 @@ func validHost(host string) bool {
 	}
 	// A fully qualified name ends in the root's empty label, as in
 	// "skills.example.com.": clients send what they were given.
-	for _, label := range strings.Split(strings.TrimSuffix(name, "."), ".") {
+	for label := range strings.SplitSeq(strings.TrimSuffix(name, "."), ".") {
 		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
 			return false
 		}
@@ -230,11 +274,19 @@ func (s *Server) baseURL(r *http.Request) (string, bool) {
 			host = a.String()
 		}
 	}
+	if last := s.lastBase.Load(); last != nil && last.scheme == scheme && last.host == host {
+		return last.url, true
+	}
 	if !validHost(host) {
 		return "", false
 	}
-	return scheme + "://" + strings.ToLower(host), true
+	b := &derivedBase{scheme: scheme, host: host, url: scheme + "://" + strings.ToLower(host)}
+	s.lastBase.Store(b)
+	return b.url, true
 }
+
+// derivedBase is a base URL derived from a request's scheme and host.
+type derivedBase struct{ scheme, host, url string }
 
 func firstValue(h string) string {
 	first, _, _ := strings.Cut(h, ",")

@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -203,14 +205,61 @@ func (m *Metrics) ObserveRequest(route, method string, code int, d time.Duration
 	m.httpDuration.WithLabelValues(route, method).Observe(d.Seconds())
 }
 
-// methodLabel is method if RFC 9110 defines it, else "other".
-func methodLabel(method string) string {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return method
+// ForRoute returns the observer of one route pattern's requests: the
+// same series as ObserveRequest, with the route label bound once and
+// each (method, code) series looked up once, so a request costs two
+// atomic loads and the observations.
+func (m *Metrics) ForRoute(route string) func(method string, code int, d time.Duration) {
+	labels := prometheus.Labels{"route": route}
+	counters := m.httpRequests.MustCurryWith(labels)
+	durations := m.httpDuration.MustCurryWith(labels)
+	var byMethod [len(methodLabels)]atomic.Pointer[prometheus.Observer]
+	var byCode sync.Map // methodIndex*codeKeys + codeKey -> prometheus.Counter
+	return func(method string, code int, d time.Duration) {
+		i := methodIndex(method)
+		obs := byMethod[i].Load()
+		if obs == nil {
+			o := durations.WithLabelValues(methodLabels[i])
+			obs = &o
+			byMethod[i].Store(obs)
+		}
+		(*obs).Observe(d.Seconds())
+		key := i*codeKeys + codeKey(code)
+		c, ok := byCode.Load(key)
+		if !ok {
+			c, _ = byCode.LoadOrStore(key, counters.WithLabelValues(methodLabels[i], codeLabel(code)))
+		}
+		c.(prometheus.Counter).Inc()
 	}
-	return "other"
+}
+
+// methodLabels are the method label's values: RFC 9110's methods, then
+// "other".
+var methodLabels = [...]string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace, "other"}
+
+// methodIndex is method's index in methodLabels.
+func methodIndex(method string) int {
+	for i, m := range methodLabels[:len(methodLabels)-1] {
+		if m == method {
+			return i
+		}
+	}
+	return len(methodLabels) - 1
+}
+
+// methodLabel is method if RFC 9110 defines it, else "other".
+func methodLabel(method string) string { return methodLabels[methodIndex(method)] }
+
+// codeKeys bounds the status codes ForRoute caches a series for: codes
+// 0-999 each, all others as one (they share codeLabel's "other").
+const codeKeys = 1001
+
+func codeKey(code int) int {
+	if code < 0 || code >= codeKeys-1 {
+		return codeKeys - 1
+	}
+	return code
 }
 
 // codeLabel is code if net/http knows it (or it is the 499 logged when a

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
@@ -138,6 +140,41 @@ func TestCodeLabel(t *testing.T) {
 	for code, want := range map[int]string{200: "200", 404: "404", 499: "499", 599: "5xx", 299: "2xx", 0: "other", 1000: "other"} {
 		if got := codeLabel(code); got != want {
 			t.Errorf("codeLabel(%d) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+// TestForRouteCountsAsObserveRequest: the pre-bound observer of a route
+// adds to the same series, with the same folded labels, as
+// ObserveRequest.
+func TestForRouteCountsAsObserveRequest(t *testing.T) {
+	bound, direct := New(Build{Version: "1"}), New(Build{Version: "1"})
+	route := "/api/v1/skills/{name}/{version}/SKILL.md"
+	observe := bound.ForRoute(route)
+	for _, r := range []struct {
+		method string
+		code   int
+	}{{"GET", 200}, {"GET", 200}, {"HEAD", 304}, {"BREW", 200}, {"GET", 799}, {"GET", 1500}, {"GET", -1}, {"GET", 499}} {
+		observe(r.method, r.code, time.Millisecond)
+		direct.ObserveRequest(route, r.method, r.code, time.Millisecond)
+	}
+	for _, c := range []struct {
+		name string
+		b, d prometheus.Collector
+	}{{"skillserver_http_requests_total", bound.httpRequests, direct.httpRequests}, {"skillserver_http_request_duration_seconds", bound.httpDuration, direct.httpDuration}} {
+		b, err := testutil.CollectAndFormat(c.b, expfmt.TypeTextPlain, c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := testutil.CollectAndFormat(c.d, expfmt.TypeTextPlain, c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != string(d) {
+			t.Errorf("%s: ForRoute gave\n%s\nObserveRequest gave\n%s", c.name, b, d)
+		}
+		if !strings.Contains(string(b), `method="other"`) || !strings.Contains(string(b), `route="`+route+`"`) {
+			t.Errorf("%s: no folded method or no route label in\n%s", c.name, b)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/scan"
 )
@@ -197,16 +199,11 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 	if err := os.Symlink(a, link); err != nil {
 		t.Fatal(err)
 	}
+	staging := stagingDir(t, base)
 	rec := watch(t, Roots{Skills: link})
 	next := func() *scan.Changes { t.Helper(); return rec.next(t) }
 	// Swap the link atomically; the flip alone must be noticed.
-	tmp := filepath.Join(base, "tmp-link")
-	if err := os.Symlink(b, tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, link); err != nil {
-		t.Fatal(err)
-	}
+	flipLink(t, staging, b, link)
 	if c := next(); c != nil {
 		t.Fatalf("flipping the root's link asked for %+v, want a full rescan", c)
 	}
@@ -226,6 +223,35 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 		if c != nil && c.Skills["two"] {
 			return
 		}
+	}
+}
+
+// stagingDir makes the folder in dir where flipLink prepares a link,
+// before the watch starts: created later, it would be an event of the
+// watched dir.
+func stagingDir(t *testing.T, dir string) string {
+	t.Helper()
+	staging := filepath.Join(dir, "staging")
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return staging
+}
+
+// flipLink points link at target atomically, as git-sync does: a new
+// link made aside, renamed over the old one. Made in staging, a folder
+// nobody watches, the new link is no event of link's folder: the rename
+// is the only one, so the reload that follows is the flip's, however
+// slowly the events come (made beside link, it was a reload of its own
+// when the machine was slow enough to let the debounce fire in between).
+func flipLink(t *testing.T, staging, target, link string) {
+	t.Helper()
+	tmp := filepath.Join(staging, "tmp-link")
+	if err := os.Symlink(target, tmp); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -388,22 +414,56 @@ func TestWatcherDropsTheParentOfAReplacedCheckout(t *testing.T) {
 	if err := os.Symlink(one, link); err != nil {
 		t.Fatal(err)
 	}
+	staging := stagingDir(t, base)
 	rec, w := watcher(t, Roots{Skills: filepath.Join(link, "skills")})
 	if !slices.Contains(w.fsw.WatchList(), one) {
 		t.Fatalf("%s, holding the root, is not watched: %v", one, w.fsw.WatchList())
 	}
-	tmp := filepath.Join(base, "tmp-link")
-	if err := os.Symlink(two, tmp); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, link); err != nil {
-		t.Fatal(err)
-	}
+	flipLink(t, staging, two, link)
 	if c := rec.next(t); c != nil {
 		t.Fatalf("flipping the link asked for %+v, want a full rescan", c)
 	}
 	watched := w.fsw.WatchList()
 	if slices.Contains(watched, one) || !slices.Contains(watched, two) {
 		t.Errorf("after the flip, watched %v: want %s and not %s", watched, two, one)
+	}
+}
+
+// TestWatcherIgnoresTheTreeALinkLeft: after a flip, the tree the root's
+// link pointed at is still watched until it is deleted; its events change
+// nothing that is served, so they ask for no reload. They were an update
+// naming no entry, which slipped in before the flip's full rescan when
+// git-sync's deletion of the old tree came slowly.
+func TestWatcherIgnoresTheTreeALinkLeft(t *testing.T) {
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{filepath.Join(a, "one"), filepath.Join(b, "two")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "current")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	staging := stagingDir(t, base)
+	w, err := NewWatcher(Roots{Skills: link}, WatchTiming{Debounce: time.Millisecond}, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	old := filepath.Join(a, "one", "SKILL.md")
+	c := emptyChanges()
+	if got := w.note(fsnotify.Event{Name: old, Op: fsnotify.Write}, &c); got != eventNoted || !c.Skills["one"] {
+		t.Fatalf("a write in the root: %v, want noted", got)
+	}
+	flipLink(t, staging, b, link)
+	w.rewatchRoots()
+	c = emptyChanges()
+	if got := w.note(fsnotify.Event{Name: old, Op: fsnotify.Remove}, &c); got != eventIgnored || len(c.Skills) != 0 {
+		t.Errorf("a removal in the tree the link left: %v %+v, want ignored", got, c)
+	}
+	if got := w.note(fsnotify.Event{Name: filepath.Join(b, "two", "SKILL.md"), Op: fsnotify.Write}, &c); got != eventNoted || !c.Skills["two"] {
+		t.Errorf("a write in the new root: %v %+v, want skill two noted", got, c)
 	}
 }

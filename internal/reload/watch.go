@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -243,6 +244,12 @@ func (w *Watcher) addTree(dir string) error {
 			return filepath.SkipDir
 		}
 		if err := w.fsw.Add(p); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				// inotify says ENOSPC when the per-user watch limit is
+				// reached, which a tree of 100,000 skills exceeds at the
+				// default limit.
+				return fmt.Errorf("watch %s: %w: the limit of watched folders is reached; on Linux raise fs.inotify.max_user_watches above the tree's folder count (sysctl)", p, err)
+			}
 			return fmt.Errorf("watch %s: %w", p, err)
 		}
 		return nil
@@ -407,7 +414,11 @@ func (w *Watcher) note(ev fsnotify.Event, c *scan.Changes) eventKind {
 		r.into[key] = true
 		return eventNoted
 	}
-	return eventNoted
+	// Under no root: a tree that was one before its link moved on, whose
+	// watches outlive it until it is deleted. Its events are no change of
+	// what is served; the flip and the deletion are seen in the folder
+	// holding the link.
+	return eventIgnored
 }
 
 // isRoot reports whether p is a root, as configured or as resolved.

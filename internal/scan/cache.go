@@ -129,7 +129,11 @@ func (e *entryScan) close() {
 
 // file returns the bytes and digest of the file key, from the cache when
 // its stat shows it unchanged since it was read, else by calling read.
-func (e *entryScan) file(key string, st stat, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+//
+// shared returns bytes with the same digest already held (the
+// content store being built): a file repeated in several versions or
+// skills is then held once, by the store and the cache alike.
+func (e *entryScan) file(key string, st stat, read func() ([]byte, error), shared func(content.Digest) ([]byte, bool)) ([]byte, content.Digest, error) {
 	var old cachedFile
 	var known bool
 	if e.prev != nil {
@@ -150,6 +154,8 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error)) ([]by
 	d := content.Sum(data)
 	if known && old.digest == d {
 		data = old.data // same bytes: keep sharing one slice with older snapshots
+	} else if held, ok := shared(d); ok {
+		data = held
 	}
 	e.next.files[key] = cachedFile{size: st.size, mtime: st.modNanos(), inode: st.ino, readAt: readAt, digest: d, data: data}
 	return data, d, nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
@@ -40,6 +41,25 @@ type Input struct {
 	// every entry (unchanged files still come from Cache).
 	Changes *Changes
 	Cache   *Cache
+	// Progress, if set, counts the entries as they are scanned.
+	Progress *Progress
+}
+
+// Progress counts a scan's top-level entries while it runs, for a log of
+// how far a long scan has got: Total grows as each root is listed, Done
+// as each of its entries is scanned. Any goroutine may read it.
+type Progress struct{ done, total atomic.Int64 }
+
+// Counts returns the entries scanned so far and the entries of the roots
+// listed so far.
+func (p *Progress) Counts() (done, total int64) {
+	return p.done.Load(), p.total.Load()
+}
+
+// Add adds done entries scanned and total entries listed.
+func (p *Progress) Add(done, total int64) {
+	p.done.Add(done)
+	p.total.Add(total)
 }
 
 // Result is one completed scan: every entry of both roots, the items they
@@ -104,9 +124,13 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	base := func(t *treeRoot) scanBase {
 		return scanBase{t: t, lim: in.Limits, blobs: blobs, prev: in.Prev, generation: in.Generation}
 	}
-	skills := rootScan[*SkillEntry, *item.Skill]{kind: SkillsRoot, dir: in.SkillsDir,
+	progress := in.Progress
+	if progress == nil {
+		progress = &Progress{}
+	}
+	skills := rootScan[*SkillEntry, *item.Skill]{kind: SkillsRoot, dir: in.SkillsDir, progress: progress,
 		scan: scanSkillEntry, item: (*SkillEntry).Published, name: func(s *item.Skill) string { return s.Name }}
-	agents := rootScan[*AgentEntry, *item.Agent]{kind: AgentsRoot, dir: in.AgentsDir,
+	agents := rootScan[*AgentEntry, *item.Agent]{kind: AgentsRoot, dir: in.AgentsDir, progress: progress,
 		scan: scanAgentEntry, item: (*AgentEntry).Published, name: func(a *item.Agent) string { return a.Name }}
 	if in.Prev != nil {
 		skills.last, agents.last = in.Prev.SkillEntries, in.Prev.AgentEntries
@@ -192,6 +216,7 @@ func DirExists(dir string) (bool, error) {
 type rootScan[E comparable, T comparable] struct {
 	kind      Kind
 	dir       string
+	progress  *Progress
 	changed   map[string]bool // nil: scan every entry; else a partial build
 	prev      map[string]E    // entries a partial build starts from
 	prevItems []T             // their items, sorted by name
@@ -217,7 +242,7 @@ func (r rootScan[E, T]) run(ctx context.Context, cache *Cache, base func(*treeRo
 		return rootResult[E, T]{}, fmt.Errorf("%w: open %s root: %w", ErrScanFailed, r.kind, err)
 	}
 	defer t.Close()
-	entries, keys, err := scanRoot(ctx, t, r.kind.plan(), r.changed, r.prev, func(job entryJob) E {
+	entries, keys, err := scanRoot(ctx, t, r.kind.plan(), r.changed, r.prev, r.progress, func(job entryJob) E {
 		b := base(t)
 		b.ec = cache.open(r.kind.String() + "/" + job.key)
 		defer b.ec.close()
@@ -265,13 +290,17 @@ func sortedItems[E comparable, T comparable](entries map[string]E, item func(E) 
 // scanRoot scans the entries of one root: all of them (changed == nil),
 // or only the changed ones on top of prev's. It returns the new entries and
 // the keys it scanned.
-func scanRoot[E comparable](ctx context.Context, t *treeRoot, p rootPlan, changed map[string]bool, prev map[string]E, scan func(entryJob) E) (map[string]E, []string, error) {
+func scanRoot[E comparable](ctx context.Context, t *treeRoot, p rootPlan, changed map[string]bool, prev map[string]E, progress *Progress, scan func(entryJob) E) (map[string]E, []string, error) {
 	jobs, err := p.plan(t, changed)
 	if err != nil {
 		return nil, nil, err
 	}
+	progress.Add(0, int64(len(jobs)))
 	results := make([]E, len(jobs))
-	if err := runJobs(ctx, jobs, func(i int, job entryJob) { results[i] = scan(job) }); err != nil {
+	if err := runJobs(ctx, jobs, func(i int, job entryJob) {
+		results[i] = scan(job)
+		progress.Add(1, 0)
+	}); err != nil {
 		return nil, nil, err
 	}
 	entries := make(map[string]E, len(prev)+len(jobs))

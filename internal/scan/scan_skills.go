@@ -37,7 +37,7 @@ type scanBase struct {
 // cachedRead is a fileReader through the entry's cache: a file whose stat
 // is unchanged is not read again.
 func (s *scanBase) cachedRead(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error) {
-	return s.ec.file(s.t.report(f.full), f.st, read)
+	return s.ec.file(s.t.report(f.full), f.st, read, s.blobs.Get)
 }
 
 // skillScanner scans one top-level entry of the skills root.

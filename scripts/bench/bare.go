@@ -1,0 +1,82 @@
+//go:build linux
+
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// bareFile is one mirrored response the bare server answers with.
+type bareFile struct {
+	body, gzip []byte
+	etag       string
+}
+
+// startBare serves the mirror in dir from memory with the least a Go
+// server can do: an ETag, If-None-Match, Content-Length, gzip when a
+// .gz sibling exists; no log, no metrics, no middleware. It calibrates
+// the comparison: how near nginx net/http itself gets on this machine.
+func startBare(dir string) (base string, stop func(), err error) {
+	files := map[string]*bareFile{}
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		key := "/" + filepath.ToSlash(strings.TrimSuffix(rel, ".gz"))
+		f := files[key]
+		if f == nil {
+			f = &bareFile{}
+			files[key] = f
+		}
+		if strings.HasSuffix(rel, ".gz") {
+			f.gzip = data
+		} else {
+			sum := sha256.Sum256(data)
+			f.body, f.etag = data, `"`+hex.EncodeToString(sum[:16])+`"`
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := files[r.URL.Path]
+		if f == nil || f.body == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h := w.Header()
+		h["Etag"] = []string{f.etag}
+		h["Content-Type"] = []string{"application/octet-stream"} // not sniffed
+		if inm := r.Header["If-None-Match"]; len(inm) > 0 && inm[0] == f.etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		body := f.body
+		if f.gzip != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			body = f.gzip
+			h["Content-Encoding"] = []string{"gzip"}
+		}
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+		_, _ = w.Write(body)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
