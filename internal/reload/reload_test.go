@@ -188,18 +188,7 @@ func TestWatcherNamesChangedEntries(t *testing.T) {
 // symlink at a new worktree and deleting the old one. The watch must move
 // to the new target.
 func TestWatcherFollowsASwappedRootLink(t *testing.T) {
-	base := t.TempDir()
-	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
-	for _, d := range []string{filepath.Join(a, "one"), filepath.Join(b, "two")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := filepath.Join(base, "current")
-	if err := os.Symlink(a, link); err != nil {
-		t.Fatal(err)
-	}
-	staging := stagingDir(t, base)
+	a, b, link, staging := swappableRoot(t)
 	rec := watch(t, Roots{Skills: link})
 	next := func() *scan.Changes { t.Helper(); return rec.next(t) }
 	// Swap the link atomically; the flip alone must be noticed.
@@ -224,6 +213,25 @@ func TestWatcherFollowsASwappedRootLink(t *testing.T) {
 			return
 		}
 	}
+}
+
+// swappableRoot lays out git-sync's publishing: worktrees a (skill one)
+// and b (skill two), link pointing at a, and a staging folder for
+// flipLink.
+func swappableRoot(t *testing.T) (a, b, link, staging string) {
+	t.Helper()
+	base := t.TempDir()
+	a, b = filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{filepath.Join(a, "one"), filepath.Join(b, "two")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link = filepath.Join(base, "current")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, link, stagingDir(t, base)
 }
 
 // stagingDir makes the folder in dir where flipLink prepares a link,
@@ -435,18 +443,7 @@ func TestWatcherDropsTheParentOfAReplacedCheckout(t *testing.T) {
 // naming no entry, which slipped in before the flip's full rescan when
 // git-sync's deletion of the old tree came slowly.
 func TestWatcherIgnoresTheTreeALinkLeft(t *testing.T) {
-	base := t.TempDir()
-	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
-	for _, d := range []string{filepath.Join(a, "one"), filepath.Join(b, "two")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	link := filepath.Join(base, "current")
-	if err := os.Symlink(a, link); err != nil {
-		t.Fatal(err)
-	}
-	staging := stagingDir(t, base)
+	a, b, link, staging := swappableRoot(t)
 	w, err := NewWatcher(Roots{Skills: link}, WatchTiming{Debounce: time.Millisecond}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
