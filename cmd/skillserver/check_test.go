@@ -324,9 +324,10 @@ type site struct {
 	url         string // set by startStaticHosts
 }
 
-// startStaticHosts serves each site on its own loopback port with one nginx
-// process, stopped by its pid when the test ends.
-func startStaticHosts(t *testing.T, sites []*site) {
+// nginxBinary is the path of the real nginx the static-host tests run.
+// Without it the test is skipped, unless SKILLSERVER_NGINX_TEST is set
+// (.ci/run sets it), when it fails.
+func nginxBinary(t *testing.T) string {
 	t.Helper()
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
@@ -334,10 +335,18 @@ func startStaticHosts(t *testing.T, sites []*site) {
 	}
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("SKILLSERVER_NGINX_TEST") == "" {
-			t.Skip("nginx is not installed; install it and set SKILLSERVER_NGINX_TEST=1 to run this test")
+			t.Skip("nginx is not installed; install it (apt-get install nginx) and set SKILLSERVER_NGINX_TEST=1 to run this test")
 		}
 		t.Fatalf("SKILLSERVER_NGINX_TEST is set but nginx is missing: %v", err)
 	}
+	return bin
+}
+
+// startStaticHosts serves each site on its own loopback port with one nginx
+// process, stopped by its pid when the test ends.
+func startStaticHosts(t *testing.T, sites []*site) {
+	t.Helper()
+	bin := nginxBinary(t)
 	prefix := t.TempDir()
 	var servers strings.Builder
 	for _, s := range sites {

@@ -164,13 +164,7 @@ http {
 // that port; the process is stopped by its pid at cleanup.
 func startNginx(t *testing.T, dir string, fill func(base string)) string {
 	t.Helper()
-	bin, err := exec.LookPath("nginx")
-	if err != nil {
-		bin = "/usr/sbin/nginx"
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("nginx is not installed (apt-get install nginx-light): %v", err)
-	}
+	bin := nginxBinary(t)
 	work := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(work, "tmp"), 0o755); err != nil {
 		t.Fatal(err)
