@@ -45,13 +45,8 @@ func (c *installCounts) get(name string) uint64 {
 // `find`: the same ranking as GET /api/v1/skills, at most limit (default
 // 20, at most 100) skills.
 func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+	snap, base := s.documentSource(w, r)
 	if snap == nil {
-		return
-	}
-	base, err := s.documentBase(r)
-	if err != nil {
-		s.fail(w, r, err)
 		return
 	}
 	limit, err := intParam(w, r, "limit", defaultTake)

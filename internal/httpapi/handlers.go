@@ -72,13 +72,8 @@ func skillVersion(r *http.Request, f *feed.Feed) (name, version string, v *item.
 
 func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		snap := s.snapshot(w, r)
+		snap, base := s.documentSource(w, r)
 		if snap == nil {
-			return
-		}
-		base, err := s.documentBase(r)
-		if err != nil {
-			s.fail(w, r, err)
 			return
 		}
 		key, ok := resolve(r)
@@ -124,6 +119,21 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request, doc *feed
 	}
 	h["Etag"] = headerValue(w, slotETag, digest.ETag())
 	s.serveBytes(w, r, body)
+}
+
+// documentSource is the current snapshot and the documents' base URL for
+// r, or an answer (503, 400, 421) and nil.
+func (s *Server) documentSource(w http.ResponseWriter, r *http.Request) (*catalog.Snapshot, feed.Base) {
+	snap := s.snapshot(w, r)
+	if snap == nil {
+		return nil, feed.Base{}
+	}
+	base, err := s.documentBase(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return nil, feed.Base{}
+	}
+	return snap, base
 }
 
 // documentBase is the base URL of the documents in this response: the

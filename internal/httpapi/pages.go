@@ -59,27 +59,12 @@ func setPageSecurity(h http.Header) {
 	}
 }
 
-// pageBase is the base URL of a page's absolute URLs without the path
-// token: a page writes the view's prefix itself, so that it can also
-// name the bare base (netclaw's feed URL).
-func (s *Server) pageBase(r *http.Request) (feed.Base, error) {
-	base, err := s.documentBase(r)
-	base.URL = strings.TrimSuffix(base.URL, tokenPrefix(r))
-	return base, err
-}
-
-// pageSource is the current snapshot and the page base of r, or an
-// answer (503, 400, 421) and nil.
+// pageSource is documentSource with the base's path token taken off: a
+// page writes the view's prefix itself, so that it can also name the bare
+// base (netclaw's feed URL).
 func (s *Server) pageSource(w http.ResponseWriter, r *http.Request) (*catalog.Snapshot, feed.Base) {
-	snap := s.snapshot(w, r)
-	if snap == nil {
-		return nil, feed.Base{}
-	}
-	base, err := s.pageBase(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return nil, feed.Base{}
-	}
+	snap, base := s.documentSource(w, r)
+	base.URL = strings.TrimSuffix(base.URL, tokenPrefix(r))
 	return snap, base
 }
 
