@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -349,13 +348,9 @@ func startStaticHosts(t *testing.T, sites []*site) {
 	bin := nginxBinary(t)
 	prefix := t.TempDir()
 	var servers strings.Builder
-	for _, s := range sites {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
+	addrs := freeAddrs(t, len(sites))
+	for i, s := range sites {
+		addr := addrs[i]
 		s.url = "http://" + addr
 		fmt.Fprintf(&servers, "  server {\n    listen %s;\n    root %s;\n    %s\n  }\n", addr, s.root, s.extra)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -496,12 +495,7 @@ func TestPrivateFeedMetricsListenerIsOpen(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
 	writeTokens(t, file, "all "+allSecret+"\n")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freePort(t)
 	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--metrics-listen", addr)
 	if resp, body := fetch(t, "GET", "http://"+addr+"/metrics", "", ""); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_build_info") {
 		t.Errorf("metrics listener without a token: %d", resp.StatusCode)
