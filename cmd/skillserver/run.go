@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime"
@@ -176,6 +177,16 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
+		if cfg.MetricsPprof {
+			// net/http/pprof's handlers, mounted on this mux only (its
+			// import registers them on http.DefaultServeMux too, which
+			// nothing here serves).
+			mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+			mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+			mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+			mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		}
 		// Scrapers are few: a small cap of its own, within the headroom
 		// maxConnections leaves.
 		metricsLimits := limits

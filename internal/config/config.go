@@ -49,6 +49,7 @@ type Config struct {
 	PageSize        int           `mapstructure:"page_size"`
 	CataloguePage   int           `mapstructure:"catalogue_page_size"`
 	MetricsListen   string        `mapstructure:"metrics_listen"`
+	MetricsPprof    bool          `mapstructure:"metrics_pprof"`
 	ServerName      string        `mapstructure:"server_name"`
 	ServerDesc      string        `mapstructure:"server_description"`
 	Watch           bool          `mapstructure:"watch"`
@@ -125,6 +126,7 @@ var Keys = []Key{
 	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
 	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
+	{Name: "metrics_pprof", Flag: "metrics-pprof", Default: false, Help: "also serve Go's runtime profiles (net/http/pprof: CPU, heap, goroutines, ...) under /debug/pprof/ on metrics_listen, never on the main listener; needs metrics_listen. A CPU profile costs the server a few percent while it runs"},
 	{Name: "provenance", Flag: "provenance", Default: true, Help: "publish the git remote URL (without credentials), HEAD commit and path of the checkout holding each root, read from its .git on every reload: in /api/v1/info, on every version's documents and in the agent card; publishedAt is then the commit's time. Off for trees whose checkout should not be named (publishedAt comes from modification times)"},
 	{Name: "watch", Flag: "watch", Default: true, Help: "reload when files under the roots change (recursive inotify watch, debounced)"},
 	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
@@ -385,6 +387,9 @@ func (c *Config) validate() error {
 	}
 	if c.PageSize < 1 {
 		errs = append(errs, fmt.Errorf("page_size %d: must be at least 1", c.PageSize))
+	}
+	if c.MetricsPprof && c.MetricsListen == "" {
+		errs = append(errs, errors.New("metrics_pprof needs metrics_listen: profiles are served only on the separate metrics listener, never on the main one; set metrics_listen (for example 127.0.0.1:9090)"))
 	}
 	if c.CataloguePage < 1 {
 		errs = append(errs, fmt.Errorf("catalogue_page_size %d: must be at least 1", c.CataloguePage))
