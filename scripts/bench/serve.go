@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -40,6 +43,8 @@ func runServe(ctx context.Context, args []string) error {
 	keep := fs.Bool("keep", false, "keep the work directory (logs, mirror, nginx prefix)")
 	require := fs.Float64("require", 0, "exit non-zero when a row's median ratio is below this (0: report only)")
 	bare := fs.Bool("bare", true, "also run a bare net/http server on the mirror (no log, no middleware): how near nginx Go itself gets here")
+	bareFast := fs.Bool("fasthttp", true, "also run the bare server on fasthttp: how near nginx another Go HTTP engine gets here")
+	profile := fs.String("profile", "", "write a CPU profile of skillserver per row into this directory, taken during the row's first run (serves metrics_pprof on a metrics listener)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench serve [flags]\n\n"+
 			"Generates a tree, starts skillserver on it, mirrors its responses into a folder served by\n"+
@@ -69,7 +74,22 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, ready, err := startServer(ctx, bin, t, work, nil)
+	var extra func(string) []string
+	metricsBase := ""
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			return err
+		}
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		metricsBase = "http://127.0.0.1:" + strconv.Itoa(port)
+		extra = func(string) []string {
+			return []string{"--metrics-listen", "127.0.0.1:" + strconv.Itoa(port), "--metrics-pprof"}
+		}
+	}
+	srv, ready, err := startServer(ctx, bin, t, work, extra)
 	if err != nil {
 		return err
 	}
@@ -89,22 +109,33 @@ func runServe(ctx context.Context, args []string) error {
 	logf("nginx pid %d at %s serving %s", ng.pid(), ngBase, mirror)
 	bases := map[string]string{"ours": srv.base, "nginx": ngBase}
 	sides := []string{"ours", "nginx"}
-	if *bare {
-		bareBase, stopBare, err := startBare(mirror)
+	for _, b := range []struct {
+		side  string
+		on    bool
+		start func(string) (string, func(), error)
+	}{{"bare", *bare, startBare}, {"fasthttp", *bareFast, startBareFast}} {
+		if !b.on {
+			continue
+		}
+		base, stop, err := b.start(mirror)
 		if err != nil {
 			return err
 		}
-		defer stopBare()
-		bases["bare"] = bareBase
-		sides = append(sides, "bare")
+		defer stop()
+		bases[b.side] = base
+		sides = append(sides, b.side)
 	}
+	calibration := sides[2:] // the bare servers, each against nginx
 	if err := checkRows(rows, bases, sides); err != nil {
 		return err
 	}
 
 	rates := map[string]map[string][]float64{} // row -> side -> per round
 	ratios := map[string][]float64{}
-	bareRatios := map[string][]float64{}
+	sideRatios := map[string]map[string][]float64{} // bare side -> row -> its ratio to nginx per round
+	for _, side := range calibration {
+		sideRatios[side] = map[string][]float64{}
+	}
 	loads := []string{loadavg()}
 	for r := 0; r < *rounds; r++ {
 		sides := slices.Clone(sides)
@@ -117,7 +148,17 @@ func runServe(ctx context.Context, args []string) error {
 			}
 			got := map[string]float64{}
 			for _, side := range sides {
+				var prof chan error
+				if side == "ours" && r == 0 && metricsBase != "" {
+					prof = make(chan error, 1)
+					go func() { prof <- cpuProfile(metricsBase, *duration, filepath.Join(*profile, slug(rw.name)+".pprof")) }()
+				}
 				rate, err := wrk(ctx, bases[side]+rw.target, *conns, *duration, rw.headers(side))
+				if prof != nil {
+					if perr := <-prof; perr != nil {
+						return fmt.Errorf("%s: CPU profile: %w", rw.name, perr)
+					}
+				}
 				if err != nil {
 					return fmt.Errorf("%s, %s: %w", rw.name, side, err)
 				}
@@ -125,8 +166,10 @@ func runServe(ctx context.Context, args []string) error {
 				rates[rw.name][side] = append(rates[rw.name][side], rate)
 			}
 			ratios[rw.name] = append(ratios[rw.name], got["ours"]/got["nginx"])
-			bareRatios[rw.name] = append(bareRatios[rw.name], got["bare"]/got["nginx"])
-			logf("round %d %-30s ours %9.0f  nginx %9.0f  bare %9.0f  ratio %.2f", r+1, rw.name, got["ours"], got["nginx"], got["bare"], got["ours"]/got["nginx"])
+			for _, side := range calibration {
+				sideRatios[side][rw.name] = append(sideRatios[side][rw.name], got[side]/got["nginx"])
+			}
+			logf("round %d %-30s ours %9.0f  nginx %9.0f  bare %9.0f  fasthttp %9.0f  ratio %.2f", r+1, rw.name, got["ours"], got["nginx"], got["bare"], got["fasthttp"], got["ours"]/got["nginx"])
 		}
 		loads = append(loads, loadavg())
 	}
@@ -137,8 +180,14 @@ func runServe(ctx context.Context, args []string) error {
 	fmt.Printf("\nskillserver vs nginx, %d skills / %d agents (%d files, %d bytes), wrk -t1 -c%d -d%ds, %d round(s), medians\n",
 		t.Skills, t.Agents, t.Files, t.Bytes, *conns, int(duration.Seconds()), *rounds)
 	fmt.Printf("load average (1, 5, 15 min) before each round and at the end: %s\n\n", strings.Join(loads, " | "))
-	fmt.Printf("| %-34s | %10s | %11s | %6s | %-16s | %10s | %10s |\n", "endpoint", "ours req/s", "nginx req/s", "ratio", "ratios per round", "bare req/s", "bare/nginx")
-	fmt.Printf("|%s|%s|%s|%s|%s|%s|%s|\n", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 13), strings.Repeat("-", 8), strings.Repeat("-", 18), strings.Repeat("-", 12), strings.Repeat("-", 12))
+	head := fmt.Sprintf("| %-34s | %10s | %11s | %6s | %-16s |", "endpoint", "ours req/s", "nginx req/s", "ratio", "ratios per round")
+	rule := fmt.Sprintf("|%s|%s|%s|%s|%s|", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 13), strings.Repeat("-", 8), strings.Repeat("-", 18))
+	for _, side := range calibration {
+		head += fmt.Sprintf(" %14s | %14s |", side+" req/s", side+"/nginx")
+		rule += strings.Repeat("-", 16) + "|" + strings.Repeat("-", 16) + "|"
+	}
+	fmt.Println(head)
+	fmt.Println(rule)
 	failed := false
 	for _, rw := range rows {
 		ratio := median(ratios[rw.name])
@@ -146,14 +195,17 @@ func runServe(ctx context.Context, args []string) error {
 		for _, x := range ratios[rw.name] {
 			per = append(per, fmt.Sprintf("%.2f", x))
 		}
-		bareRate, bareRatio := "-", "-"
-		if *bare {
-			bareRate, bareRatio = fmt.Sprintf("%.0f", median(rates[rw.name]["bare"])), fmt.Sprintf("%.2f", median(bareRatios[rw.name]))
+		line := fmt.Sprintf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s |", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "))
+		for _, side := range calibration {
+			line += fmt.Sprintf(" %14.0f | %14.2f |", median(rates[rw.name][side]), median(sideRatios[side][rw.name]))
 		}
-		fmt.Printf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s | %10s | %10s |\n", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "), bareRate, bareRatio)
+		fmt.Println(line)
 		if ratio < *require {
 			failed = true
 		}
+	}
+	if *profile != "" {
+		fmt.Printf("\nCPU profiles of skillserver, one per row: %s/*.pprof (go tool pprof -top FILE)\n", *profile)
 	}
 	if failed {
 		return fmt.Errorf("a ratio is below --require %.2f", *require)
@@ -281,4 +333,37 @@ func checkRows(rows []row, bases map[string]string, sides []string) error {
 		}
 	}
 	return nil
+}
+
+// cpuProfile takes a CPU profile of the server through its metrics
+// listener for about the length of one wrk run, into file.
+func cpuProfile(metricsBase string, d time.Duration, file string) error {
+	secs := max(1, int(d.Seconds())-1)
+	resp, err := http.Get(metricsBase + "/debug/pprof/profile?seconds=" + strconv.Itoa(secs))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET /debug/pprof/profile: %s", resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// slug is a row's name as a file name.
+func slug(name string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '-'
+	}, name), "-")
 }
