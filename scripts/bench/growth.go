@@ -189,8 +189,8 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 		if err != nil {
 			return row, err
 		}
-		if row.ours, err = wrk(ctx, srv.base+index, conns, d, nil); err == nil {
-			row.nginx, err = wrk(ctx, ngBase+index, conns, d, nil)
+		if row.ours, _, err = wrk(ctx, srv.base+index, conns, d, nil); err == nil {
+			row.nginx, _, err = wrk(ctx, ngBase+index, conns, d, nil)
 		}
 		ng.stop(syscall.SIGQUIT)
 		if err != nil {

@@ -342,13 +342,14 @@ func get(url string, headers ...string) (fetched, error) {
 
 var (
 	wrkRate   = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkCount  = regexp.MustCompile(`([0-9]+) requests in `)
 	wrkNon2xx = regexp.MustCompile(`Non-2xx or 3xx responses:\s+([0-9]+)`)
 	wrkErrors = regexp.MustCompile(`Socket errors: connect ([0-9]+), read ([0-9]+), write ([0-9]+), timeout ([0-9]+)`)
 )
 
 // wrk runs `wrk -t1 -c<conns> -d<d> --timeout 60s` on url and returns requests per
-// second; wrk's errors and non-2xx/3xx answers fail the run.
-func wrk(ctx context.Context, url string, conns int, d time.Duration, headers []string) (float64, error) {
+// second and the number of requests answered.
+func wrk(ctx context.Context, url string, conns int, d time.Duration, headers []string) (rate float64, requests int64, err error) {
 	// wrk's default 2 s request timeout is too short for the index of a
 	// large tree (9 MB at 10,000 skills) over 32 connections.
 	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(int(d.Seconds())) + "s", "--timeout", "60s"}
@@ -361,32 +362,41 @@ func wrk(ctx context.Context, url string, conns int, d time.Duration, headers []
 	cmd.Stdout, cmd.Stderr = &out, &out
 	p, err := start("wrk", cmd)
 	if err != nil {
-		return 0, fmt.Errorf("%w (apt-get install -y wrk)", err)
+		return 0, 0, fmt.Errorf("%w (apt-get install -y wrk)", err)
 	}
 	select {
 	case <-p.done:
 	case <-ctx.Done():
 		p.stop(syscall.SIGTERM)
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	case <-time.After(d + 30*time.Second):
 		p.stop(syscall.SIGTERM)
-		return 0, fmt.Errorf("wrk %s did not finish", url)
+		return 0, 0, fmt.Errorf("wrk %s did not finish", url)
 	}
 	if p.err != nil {
-		return 0, fmt.Errorf("wrk %s: %v: %s", url, p.err, out.String())
+		return 0, 0, fmt.Errorf("wrk %s: %v: %s", url, p.err, out.String())
 	}
 	text := out.String()
 	if m := wrkNon2xx.FindStringSubmatch(text); m != nil {
-		return 0, fmt.Errorf("wrk %s: %s non-2xx/3xx answers:\n%s", url, m[1], text)
+		return 0, 0, fmt.Errorf("wrk %s: %s non-2xx/3xx answers:\n%s", url, m[1], text)
 	}
 	if m := wrkErrors.FindStringSubmatch(text); m != nil && (m[1] != "0" || m[2] != "0" || m[3] != "0" || m[4] != "0") {
-		return 0, fmt.Errorf("wrk %s: socket errors:\n%s", url, text)
+		return 0, 0, fmt.Errorf("wrk %s: socket errors:\n%s", url, text)
 	}
 	m := wrkRate.FindStringSubmatch(text)
 	if m == nil {
-		return 0, fmt.Errorf("wrk %s: no Requests/sec in:\n%s", url, text)
+		return 0, 0, fmt.Errorf("wrk %s: no Requests/sec in:\n%s", url, text)
 	}
-	return strconv.ParseFloat(m[1], 64)
+	rate, err = strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return 0, 0, err
+	}
+	c := wrkCount.FindStringSubmatch(text)
+	if c == nil {
+		return 0, 0, fmt.Errorf("wrk %s: no request count in:\n%s", url, text)
+	}
+	requests, err = strconv.ParseInt(c[1], 10, 64)
+	return rate, requests, err
 }
 
 // loadavg is /proc/loadavg's three averages.
@@ -415,4 +425,54 @@ func readyGeneration(base string) (uint64, error) {
 		return 0, fmt.Errorf("/readyz: %w", err)
 	}
 	return body.Generation, nil
+}
+
+// cpuSeconds is the CPU time (user and system) the processes have used.
+func cpuSeconds(pids []int) (float64, error) {
+	var ticks int64
+	for _, pid := range pids {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return 0, err
+		}
+		// The command name, in parentheses, may hold spaces: fields
+		// count from the last ')'. utime and stime are fields 14 and 15.
+		f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if len(f) < 13 {
+			return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+		}
+		for _, v := range f[11:13] {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return 0, err
+			}
+			ticks += n
+		}
+	}
+	return float64(ticks) / clockTicks, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
+
+// withChildren is pid and its child processes (nginx's workers).
+func withChildren(pid int) []int {
+	pids := []int{pid}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			pids = append(pids, child)
+		}
+	}
+	return pids
 }

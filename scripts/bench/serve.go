@@ -131,6 +131,13 @@ func runServe(ctx context.Context, args []string) error {
 	}
 
 	rates := map[string]map[string][]float64{} // row -> side -> per round
+	cpu := map[string]map[string][]float64{}   // row -> side -> CPU µs per request, per round
+	// Whose CPU time each side's requests cost: the server; nginx's
+	// master and workers; the bare servers run in this process.
+	pids := map[string][]int{"ours": {srv.pid()}, "nginx": withChildren(ng.pid())}
+	for _, side := range calibration {
+		pids[side] = []int{os.Getpid()}
+	}
 	ratios := map[string][]float64{}
 	sideRatios := map[string]map[string][]float64{} // bare side -> row -> its ratio to nginx per round
 	for _, side := range calibration {
@@ -145,6 +152,7 @@ func runServe(ctx context.Context, args []string) error {
 		for _, rw := range rows {
 			if rates[rw.name] == nil {
 				rates[rw.name] = map[string][]float64{}
+				cpu[rw.name] = map[string][]float64{}
 			}
 			got := map[string]float64{}
 			for _, side := range sides {
@@ -153,7 +161,12 @@ func runServe(ctx context.Context, args []string) error {
 					prof = make(chan error, 1)
 					go func() { prof <- cpuProfile(metricsBase, *duration, filepath.Join(*profile, slug(rw.name)+".pprof")) }()
 				}
-				rate, err := wrk(ctx, bases[side]+rw.target, *conns, *duration, rw.headers(side))
+				before, cerr := cpuSeconds(pids[side])
+				rate, n, err := wrk(ctx, bases[side]+rw.target, *conns, *duration, rw.headers(side))
+				after, cerr2 := cpuSeconds(pids[side])
+				if err == nil && cerr == nil && cerr2 == nil && n > 0 {
+					cpu[rw.name][side] = append(cpu[rw.name][side], (after-before)/float64(n)*1e6)
+				}
 				if prof != nil {
 					if perr := <-prof; perr != nil {
 						return fmt.Errorf("%s: CPU profile: %w", rw.name, perr)
@@ -180,11 +193,11 @@ func runServe(ctx context.Context, args []string) error {
 	fmt.Printf("\nskillserver vs nginx, %d skills / %d agents (%d files, %d bytes), wrk -t1 -c%d -d%ds, %d round(s), medians\n",
 		t.Skills, t.Agents, t.Files, t.Bytes, *conns, int(duration.Seconds()), *rounds)
 	fmt.Printf("load average (1, 5, 15 min) before each round and at the end: %s\n\n", strings.Join(loads, " | "))
-	head := fmt.Sprintf("| %-34s | %10s | %11s | %6s | %-16s |", "endpoint", "ours req/s", "nginx req/s", "ratio", "ratios per round")
-	rule := fmt.Sprintf("|%s|%s|%s|%s|%s|", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 13), strings.Repeat("-", 8), strings.Repeat("-", 18))
+	head := fmt.Sprintf("| %-34s | %10s | %11s | %6s | %-16s | %12s | %13s |", "endpoint", "ours req/s", "nginx req/s", "ratio", "ratios per round", "ours CPU µs", "nginx CPU µs")
+	rule := fmt.Sprintf("|%s|%s|%s|%s|%s|%s|%s|", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 13), strings.Repeat("-", 8), strings.Repeat("-", 18), strings.Repeat("-", 14), strings.Repeat("-", 15))
 	for _, side := range calibration {
-		head += fmt.Sprintf(" %14s | %14s |", side+" req/s", side+"/nginx")
-		rule += strings.Repeat("-", 16) + "|" + strings.Repeat("-", 16) + "|"
+		head += fmt.Sprintf(" %14s | %14s | %13s |", side+" req/s", side+"/nginx", side+" CPU µs")
+		rule += strings.Repeat("-", 16) + "|" + strings.Repeat("-", 16) + "|" + strings.Repeat("-", 15) + "|"
 	}
 	fmt.Println(head)
 	fmt.Println(rule)
@@ -195,15 +208,16 @@ func runServe(ctx context.Context, args []string) error {
 		for _, x := range ratios[rw.name] {
 			per = append(per, fmt.Sprintf("%.2f", x))
 		}
-		line := fmt.Sprintf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s |", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "))
+		line := fmt.Sprintf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s | %12.1f | %13.1f |", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "), median(cpu[rw.name]["ours"]), median(cpu[rw.name]["nginx"]))
 		for _, side := range calibration {
-			line += fmt.Sprintf(" %14.0f | %14.2f |", median(rates[rw.name][side]), median(sideRatios[side][rw.name]))
+			line += fmt.Sprintf(" %14.0f | %14.2f | %13.1f |", median(rates[rw.name][side]), median(sideRatios[side][rw.name]), median(cpu[rw.name][side]))
 		}
 		fmt.Println(line)
 		if ratio < *require {
 			failed = true
 		}
 	}
+	fmt.Printf("\nCPU µs: CPU time (user and system, from /proc/<pid>/stat) per request answered, median of the rounds; nginx's counts its master and workers, the bare servers' this process's.\n")
 	if *profile != "" {
 		fmt.Printf("\nCPU profiles of skillserver, one per row: %s/*.pprof (go tool pprof -top FILE)\n", *profile)
 	}
