@@ -84,13 +84,13 @@ func mustRead(name string) string {
 // served from this origin too (under /api/v1/), so one injected script
 // tag would run a skill's code as the page. A hash-source allows an
 // external script whose integrity attribute carries that hash (CSP
-// Level 3; Chromium 59, Firefox 116 and later), and subresource
-// integrity then checks that the bytes fetched have it: a script tag
-// without the attribute, or with it on other bytes, does not run. The
-// policy stays one constant, the same under a path token and for every
-// host, which an exact URL (a host-source with the asset's path) would
-// not be. A browser that does not match hashes to external scripts runs
-// none, and the pages work without it.
+// Level 3: Chromium 59, Safari 15.6, Firefox 116 and later), and
+// subresource integrity then checks that the bytes fetched have it: a
+// script tag without the attribute, or with it on other bytes, does not
+// run. The policy stays one constant, the same under a path token and
+// for every host, which an exact URL (a host-source with the asset's
+// path) would not be. A browser that does not match hashes to external
+// scripts runs none, and the pages work without it.
 var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
