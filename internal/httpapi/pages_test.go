@@ -296,7 +296,6 @@ func checkPrefixed(t *testing.T, prefix string, page []byte) {
 	}
 }
 
-// attrs lists the values of attribute attr of every element el of page.
 // scriptSources lists the source expressions of csp's script-src.
 func scriptSources(csp string) []string {
 	for d := range strings.SplitSeq(csp, ";") {
@@ -307,6 +306,7 @@ func scriptSources(csp string) []string {
 	return nil
 }
 
+// attrs lists the values of attribute attr of every element el of page.
 func attrs(t *testing.T, page []byte, el, attr string) []string {
 	t.Helper()
 	doc, err := html.Parse(bytes.NewReader(page))

@@ -17,8 +17,9 @@ type asset struct {
 	contentType string
 	digest      content.Digest
 	href        string // root-relative
-	// integrity is the SRI metadata of body (sha256-<base64>): the
-	// script tag's integrity attribute and the policy's hash-source.
+	// integrity is the SRI metadata of body (sha256-<base64>); the
+	// script's is its tag's integrity attribute and the policy's
+	// hash-source.
 	integrity string
 }
 
