@@ -430,3 +430,122 @@ func screenshot(t *testing.T, ctx context.Context, u, file string) {
 		t.Fatal(err)
 	}
 }
+
+// shippedFiles are resources of a skill that would run script on this
+// origin if a browser ever ran them as the server's own: a .js that an
+// injected script tag could load, and an .html and an .svg opened
+// directly. Each sets window.__pwned.
+var shippedFiles = map[string]string{
+	"scripts/pwn.js": "window.__pwned = 'js';\n",
+	"pwn.html":       "<!doctype html><title>shipped</title><p id=shipped>shipped page</p><script>window.__pwned = 'html'; document.title = 'pwned'</script><img src=x onerror=\"window.__pwned='html-img'\">\n",
+	"pwn.svg":        "<svg xmlns=\"http://www.w3.org/2000/svg\" onload=\"window.__pwned='svg-onload'\"><script>window.__pwned = 'svg'</script><circle id=\"shipped\" r=\"4\"/></svg>\n",
+}
+
+// violationsJS, run before any of a page's own script, records every
+// Content-Security-Policy violation of the page.
+const violationsJS = `window.__violations = [];
+document.addEventListener("securitypolicyviolation", e => window.__violations.push(e.effectiveDirective + " " + e.blockedURI));`
+
+// injectJS appends a script tag for %s (with integrity %s, unless
+// empty) and waits until it has loaded or failed, and, if it failed for
+// the policy, for the violation event too.
+const injectJS = `new Promise(resolve => {
+  const out = {loaded: false, failed: false, violation: ""};
+  let n = 0;
+  const done = () => { if (++n === %[3]d) resolve(out); };
+  document.addEventListener("securitypolicyviolation", e => { out.violation = e.effectiveDirective + " " + e.blockedURI; done(); }, {once: true});
+  const s = document.createElement("script");
+  s.src = %[1]q;
+  if (%[2]q) s.integrity = %[2]q;
+  s.onload = () => { out.loaded = true; resolve(out); };
+  s.onerror = () => { out.failed = true; done(); };
+  document.head.appendChild(s);
+})`
+
+type injected struct {
+	Loaded, Failed bool
+	Violation      string
+}
+
+// TestBrowserScriptPolicy: on the catalogue's pages only the page's own
+// script runs. A script tag injected into a page for a skill's .js
+// resource, served by this origin, is refused by the policy (a
+// securitypolicyviolation event) and runs nothing; with the page's own
+// script's integrity copied onto it, subresource integrity refuses it.
+// The page's script still runs and nothing of the page itself violates
+// the policy. A skill's .html and .svg resources opened directly run no
+// script. All of it on an open feed and under a path token.
+func TestBrowserScriptPolicy(t *testing.T) {
+	chromium := requireBrowser(t)
+	skills, agents := fixture.ExampleTree(t, "../..")
+	fixture.WriteFile(t, filepath.Join(skills, "shipped-script", "SKILL.md"),
+		"---\nname: shipped-script\ndescription: Ships a script, an HTML page and an SVG image.\n---\n# shipped-script\n", 0o644)
+	for name, body := range shippedFiles {
+		fixture.WriteFile(t, filepath.Join(skills, "shipped-script", filepath.FromSlash(name)), body, 0o644)
+	}
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	writeTokens(t, tokens, "all "+allSecret+"\n")
+	open := startServer(t, "--skills", skills, "--agents", agents)
+	private := startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", tokens)
+	ctx := browser(t, chromium)
+	cdpCall(t, ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: violationsJS})
+	const pwnedJS = `typeof window.__pwned === "undefined" ? "" : String(window.__pwned)`
+	for _, base := range []string{open.URL, private.URL + "/t/" + allSecret} {
+		// The skill's page links each file at the URL this server serves it.
+		browse(t, ctx, chromedp.Navigate(base+"/ui/skills/shipped-script"), chromedp.WaitReady(chromedp.CSS("footer")))
+		files := map[string]string{}
+		for _, f := range evalJS[[][2]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody a")].map(a => [a.textContent, a.href])`) {
+			files[f[0]] = f[1]
+		}
+		for name := range shippedFiles {
+			if !strings.HasPrefix(files[name], base+"/") {
+				t.Fatalf("%s: the page links %s at %q, not under %s", base, name, files[name], base)
+			}
+		}
+		if resp, body := fetch(t, http.MethodGet, files["scripts/pwn.js"], "", ""); resp.StatusCode != http.StatusOK || string(body) != shippedFiles["scripts/pwn.js"] ||
+			!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") {
+			t.Fatalf("%s: %d %q %q: want the script, as JavaScript", files["scripts/pwn.js"], resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		// The page's own script runs (the copy buttons are its work) and
+		// nothing of the page violates the policy.
+		if n := evalJS[int](t, ctx, `document.querySelectorAll("pre.install button").length`); n == 0 {
+			t.Errorf("%s: no copy button: the page's own script did not run", base)
+		}
+		for _, p := range []string{"/", "/ui/skills/shipped-script"} {
+			browse(t, ctx, chromedp.Navigate(base+p), chromedp.WaitReady(chromedp.CSS("footer")))
+			if v := evalJS[[]string](t, ctx, `window.__violations`); len(v) > 0 {
+				t.Errorf("%s%s violates its own policy: %q", base, p, v)
+			}
+		}
+
+		// Injected into the catalogue: refused by the policy, then, with
+		// the page's own integrity copied, by subresource integrity.
+		own := evalJS[string](t, ctx, `document.querySelector("script[src]").integrity`)
+		if own == "" {
+			t.Fatalf("%s: the page's script has no integrity attribute", base)
+		}
+		browse(t, ctx, chromedp.Navigate(base+"/"), chromedp.WaitReady(chromedp.CSS("footer")))
+		got := evalJS[injected](t, ctx, fmt.Sprintf(injectJS, files["scripts/pwn.js"], "", 2), chromedp.EvalAwaitPromise)
+		if got.Loaded || !got.Failed || got.Violation != "script-src-elem "+files["scripts/pwn.js"] {
+			t.Errorf("%s: an injected <script src=%s>: %+v; want it refused with a script-src-elem violation", base, files["scripts/pwn.js"], got)
+		}
+		got = evalJS[injected](t, ctx, fmt.Sprintf(injectJS, files["scripts/pwn.js"], own, 1), chromedp.EvalAwaitPromise)
+		if got.Loaded || !got.Failed {
+			t.Errorf("%s: an injected <script src=%s integrity=%s>: %+v; want it refused", base, files["scripts/pwn.js"], own, got)
+		}
+		if pwned := evalJS[string](t, ctx, pwnedJS); pwned != "" {
+			t.Errorf("%s: the skill's script ran on the catalogue (window.__pwned = %q)", base, pwned)
+		}
+
+		// Opened directly, the .html and .svg resources show but run nothing.
+		for _, name := range []string{"pwn.html", "pwn.svg"} {
+			browse(t, ctx, chromedp.Navigate(files[name]))
+			if shown := evalJS[bool](t, ctx, `document.getElementById("shipped") !== null`); !shown {
+				t.Errorf("%s: %s does not render", base, name)
+			}
+			if pwned, title := evalJS[string](t, ctx, pwnedJS), evalJS[string](t, ctx, "document.title"); pwned != "" || title == "pwned" {
+				t.Errorf("%s: %s opened directly ran script (window.__pwned = %q, title %q)", base, name, pwned, title)
+			}
+		}
+	}
+}

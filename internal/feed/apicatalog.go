@@ -76,14 +76,16 @@ func APICatalog(base, apiBase string) Linkset {
 
 // RootLinks is the Link header value of PathRoot (RFC 8288): the API
 // catalog (RFC 9727 §3), the OpenAPI description and the entry points the
-// catalog lists, root-relative, so it does not depend on the base.
-func RootLinks() string {
+// catalog lists, root-relative, so it does not depend on the base. Each
+// starts with prefix, the path token of the request ("" for none), as
+// every root-relative href of a view does.
+func RootLinks(prefix string) string {
 	links := []string{
-		"<" + PathAPICatalog + `>; rel="api-catalog"`,
-		"<" + PathOpenAPI + `>; rel="service-desc"; type="application/yaml"`,
+		"<" + prefix + PathAPICatalog + `>; rel="api-catalog"`,
+		"<" + prefix + PathOpenAPI + `>; rel="service-desc"; type="application/yaml"`,
 	}
 	for _, api := range catalogAPIs {
-		links = append(links, "<"+api.Href+`>; rel="item"; type="`+api.Type+`"`)
+		links = append(links, "<"+prefix+api.Href+`>; rel="item"; type="`+api.Type+`"`)
 	}
 	return strings.Join(links, ", ")
 }

@@ -47,16 +47,28 @@ func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	s.serveBytes(w, r, api.OpenAPI)
 }
 
-// rootLinks is the Link header of PathRoot, the same for every request.
-var rootLinks = feed.RootLinks()
+// rootLinks and rootBody answer PathRoot without a path token, the same
+// for every such request; a request with one gets its own (rootAnswer).
+var rootLinks, rootBody = rootAnswer("")
+
+// rootAnswer is the Link header and the text of PathRoot for a request
+// whose root-relative URLs start with prefix.
+func rootAnswer(prefix string) (string, []byte) {
+	return feed.RootLinks(prefix), []byte("skillserver: the API catalog is at " + prefix + feed.PathAPICatalog + " (see the Link header)\n")
+}
 
 // handleRoot answers / with the HTML catalogue to a client that prefers
 // HTML (a browser), and to every other client with Link headers to the
 // API catalog, the OpenAPI description and the entry points, and a line
-// of text saying so.
+// of text saying so. Under a path token every link keeps the prefix, so
+// a client that follows one needs no header.
 func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
+	links, body := rootLinks, rootBody
+	if prefix := tokenPrefix(r); prefix != "" {
+		links, body = rootAnswer(prefix)
+	}
 	h := w.Header()
-	h.Set("Link", rootLinks)
+	h.Set("Link", links)
 	if prefersHTML(r) {
 		s.handleCatalogue(w, r)
 		return
@@ -64,7 +76,5 @@ func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
 	h.Add("Vary", "Accept")
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("Cache-Control", cacheShort)
-	s.serveBytes(w, r, rootBody)
+	s.serveBytes(w, r, body)
 }
-
-var rootBody = []byte("skillserver: the API catalog is at " + feed.PathAPICatalog + " (see the Link header)\n")

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
 	"io"
 	"log/slog"
@@ -123,8 +124,8 @@ func TestRootNegotiation(t *testing.T) {
 						t.Errorf("page without %s", h)
 					}
 				}
-				if csp := r.header.Get("Content-Security-Policy"); strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "script-src 'self'") {
-					t.Errorf("Content-Security-Policy %q allows inline script or lacks script-src", csp)
+				if src := scriptSources(r.header.Get("Content-Security-Policy")); len(src) != 1 || !strings.HasPrefix(src[0], "'sha256-") {
+					t.Errorf("Content-Security-Policy %q: script-src %q, want one hash-source (no 'self', host or 'unsafe-inline')", r.header.Get("Content-Security-Policy"), src)
 				}
 			}
 		})
@@ -161,10 +162,19 @@ func TestPagesServedAsDocuments(t *testing.T) {
 		}
 	}
 	page := do(t, s, "GET", "/", "Accept", browserAccept)
-	for _, src := range attrs(t, page.body, "script", "src") {
+	srcs, integrity := attrs(t, page.body, "script", "src"), attrs(t, page.body, "script", "integrity")
+	allowed := scriptSources(page.header.Get("Content-Security-Policy"))
+	if len(srcs) == 0 || len(integrity) != len(srcs) || len(allowed) != len(srcs) {
+		t.Fatalf("scripts %q with integrity %q; script-src %q: want one hash-source per script", srcs, integrity, allowed)
+	}
+	for i, src := range srcs {
 		a := do(t, s, "GET", src)
 		if a.code != 200 || a.header.Get("Cache-Control") != cacheImmutable || a.header.Get("Content-Type") != "text/javascript; charset=utf-8" {
 			t.Errorf("script %s: %d, Cache-Control %q, type %q", src, a.code, a.header.Get("Cache-Control"), a.header.Get("Content-Type"))
+		}
+		sum := sha256.Sum256(a.body)
+		if want := "sha256-" + base64.StdEncoding.EncodeToString(sum[:]); integrity[i] != want || allowed[i] != "'"+want+"'" {
+			t.Errorf("script %s: integrity %q, script-src %q; its bytes hash to %s", src, integrity[i], allowed[i], want)
 		}
 		if nm := do(t, s, "GET", src, "If-None-Match", a.header.Get("ETag")); nm.code != http.StatusNotModified {
 			t.Errorf("script %s with If-None-Match: %d, want 304", src, nm.code)
@@ -284,6 +294,16 @@ func checkPrefixed(t *testing.T, prefix string, page []byte) {
 			t.Errorf("link %q lacks the token prefix %s", u, prefix)
 		}
 	}
+}
+
+// scriptSources lists the source expressions of csp's script-src.
+func scriptSources(csp string) []string {
+	for d := range strings.SplitSeq(csp, ";") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(d), "script-src "); ok {
+			return strings.Fields(rest)
+		}
+	}
+	return nil
 }
 
 // attrs lists the values of attribute attr of every element el of page.

@@ -17,6 +17,10 @@ type asset struct {
 	contentType string
 	digest      content.Digest
 	href        string // root-relative
+	// integrity is the SRI metadata of body (sha256-<base64>); the
+	// script's is its tag's integrity attribute and the policy's
+	// hash-source.
+	integrity string
 }
 
 type assetSet struct {
@@ -44,7 +48,7 @@ func newAsset(name, contentType string) asset {
 	}
 	d := content.Sum(b)
 	stem, ext, _ := strings.Cut(name, ".")
-	return asset{body: b, contentType: contentType, digest: d, href: feed.Href(feed.PathUIAsset, stem+"."+d.Hex()[:16]+"."+ext)}
+	return asset{body: b, contentType: contentType, digest: d, href: feed.Href(feed.PathUIAsset, stem+"."+d.Hex()[:16]+"."+ext), integrity: sriHash(b)}
 }
 
 // Asset returns the embedded file at the last path segment file of
@@ -72,13 +76,28 @@ func mustRead(name string) string {
 }
 
 // SecurityPolicy is the Content-Security-Policy of every page: nothing
-// loads but this origin's script and images and the inline style sheet
-// (by its hash); no inline script, no plugin, no frame, no form to
-// elsewhere, and no base element can move relative URLs.
-var SecurityPolicy = "default-src 'none'; script-src 'self'; style-src '" + cssHash() + "'; img-src 'self'; " +
+// loads but the page's own script, this origin's images and the inline
+// style sheet (by its hash); no inline script, no plugin, no frame, no
+// form to elsewhere, and no base element can move relative URLs.
+//
+// script-src names the embedded script by its hash, not 'self': 'self'
+// would run any script this origin serves, and a skill's .js resource is
+// served from this origin too (under /api/v1/), so one injected script
+// tag would run a skill's code as the page. A hash-source allows an
+// external script whose integrity attribute carries that hash (CSP
+// Level 3: Chromium 59, Safari 15.6, Firefox 116 and later), and
+// subresource integrity then checks that the bytes fetched have it: a
+// script tag without the attribute, or with it on other bytes, does not
+// run. The policy stays one constant, the same under a path token and
+// for every host, which an exact URL (a host-source with the asset's
+// path) would not be. A browser that does not match hashes to external
+// scripts runs none, and the pages work without it.
+var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-func cssHash() string {
-	sum := sha256.Sum256([]byte(styleCSS))
+// sriHash is the sha256 hash-source of b, as CSP and subresource
+// integrity write it.
+func sriHash(b []byte) string {
+	sum := sha256.Sum256(b)
 	return "sha256-" + base64.StdEncoding.EncodeToString(sum[:])
 }

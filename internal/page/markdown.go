@@ -26,8 +26,9 @@ import (
 //     and attributes, and links with http, https or mailto URLs or
 //     relative ones: no script, style, event handler, javascript: or data:
 //     URL survives;
-//  3. the pages' Content-Security-Policy (SecurityPolicy) runs no inline
-//     script and loads images from this origin only.
+//  3. the pages' Content-Security-Policy (SecurityPolicy) runs no script
+//     but the pages' own, by its hash, and loads images from this origin
+//     only.
 
 var (
 	markdown = goldmark.New(

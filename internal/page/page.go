@@ -85,6 +85,7 @@ type site struct {
 	Prefix                     string // every root-relative href starts with it
 	CSS                        template.CSS
 	Icon, Script               string
+	ScriptIntegrity            string // the script's hash, which SecurityPolicy allows
 	IndexHref, APIHref         string
 	OpenAPIHref                string
 }
@@ -92,7 +93,7 @@ type site struct {
 func siteOf(f *feed.Feed) site {
 	info := f.Server()
 	return site{Name: orDefault(info.Name, "skillserver"), Description: info.Description, Version: orDefault(info.Version, "dev"),
-		Prefix: f.Prefix(), CSS: template.CSS(styleCSS), Icon: assets.icon.href, Script: assets.script.href,
+		Prefix: f.Prefix(), CSS: template.CSS(styleCSS), Icon: assets.icon.href, Script: assets.script.href, ScriptIntegrity: assets.script.integrity,
 		IndexHref: feed.DocKey{Kind: feed.DocRFCIndex}.Path(), APIHref: feed.PathSkillSearch, OpenAPIHref: feed.PathOpenAPI}
 }
 
