@@ -149,11 +149,13 @@ func (d *folder) Close() error { return d.root.Close() }
 // bucket uploads to a gocloud.dev/blob bucket. It lists the bucket once,
 // so a key not there costs no request, then asks for the attributes of
 // each key that is (no download): an object is uploaded again when its
-// MD5, size, Content-Type or Cache-Control differ from the file's, or it
-// has a Content-Encoding, which the export never sets (a client would
-// decode the bytes it hashes). Only when the store gives no MD5 (S3's
-// ETag of a multipart upload, which gocloud.dev/blob's S3 driver makes of
-// objects of 16 MiB or more) are the bytes read and compared.
+// bytes (MD5 and size), Content-Type or Cache-Control differ from the
+// file's, or it has a Content-Encoding, which the export never sets (a
+// client would decode the bytes it hashes). An S3 multipart upload (what
+// the S3 driver makes of objects of 16 MiB or more) has an ETag that is
+// no MD5; it is compared with the ETag of the file cut in parts of
+// partSize, and only when that differs too are the bytes read and
+// compared.
 type bucket struct {
 	b *blob.Bucket
 
@@ -218,7 +220,7 @@ func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
 	switch {
 	case a.Size != int64(len(f.Body)) || (sum != nil && !bytes.Equal(sum, md5Of(f.Body))):
 		return Bytes, nil
-	case sum == nil:
+	case sum == nil && strings.Trim(a.ETag, `"`) != multipartETag(f.Body):
 		b, ok, err := u.Read(ctx, f.Key)
 		if err != nil {
 			return 0, err
@@ -245,9 +247,26 @@ func sameMediaType(a, b string) bool {
 	return errA == nil && errB == nil && ta == tb && maps.EqualFunc(pa, pb, strings.EqualFold)
 }
 
+// partSize is the size of the parts of the bucket's multipart uploads,
+// set rather than the driver's default so the ETag S3 gives such an
+// upload is known (multipartETag).
+const partSize = 8 << 20
+
+// multipartETag is the ETag S3 gives an object uploaded in parts of
+// partSize: the MD5 of the parts' MD5s, a dash and the number of parts.
+func multipartETag(b []byte) string {
+	var sums []byte
+	n := 0
+	for off := 0; off < len(b) || n == 0; off += partSize {
+		sums = append(sums, md5Of(b[off:min(off+partSize, len(b))])...)
+		n++
+	}
+	return fmt.Sprintf("%x-%d", md5Of(sums), n)
+}
+
 func (u *bucket) Write(ctx context.Context, f File) error {
 	return u.b.WriteAll(ctx, f.Key, f.Body, &blob.WriterOptions{
-		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: md5Of(f.Body),
+		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: md5Of(f.Body), BufferSize: partSize,
 	})
 }
 
