@@ -445,43 +445,32 @@ func openBucket(t *testing.T, bucketURL string) *blob.Bucket {
 // Content-Encoding.
 func checkBucket(t *testing.T, b *blob.Bucket, want map[string][]byte) {
 	t.Helper()
-	got := 0
-	for it := b.List(nil); ; {
-		obj, err := it.Next(t.Context())
-		if errors.Is(err, io.EOF) {
-			break
+	keys := exportedKeys(t, b)
+	for _, key := range keys {
+		body, err := b.ReadAll(t.Context(), key)
+		if w, ok := want[key]; err != nil || !ok || !bytes.Equal(body, w) {
+			t.Errorf("object %s differs from the folder export (%v, in the export %v)", key, err, ok)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if obj.Key == export.StateFile {
-			continue
-		}
-		got++
-		body, err := b.ReadAll(t.Context(), obj.Key)
-		if w, ok := want[obj.Key]; err != nil || !ok || !bytes.Equal(body, w) {
-			t.Errorf("object %s differs from the folder export (%v, in the export %v)", obj.Key, err, ok)
-		}
-		attrs, err := b.Attributes(t.Context(), obj.Key)
+		attrs, err := b.Attributes(t.Context(), key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantCC, wantCT := feed.CacheShort, feed.JSONContentType
 		switch {
-		case strings.HasPrefix(obj.Key, "api/v1/blobs/"):
-			wantCC, wantCT = feed.CacheImmutable, feed.ContentType(obj.Key)
-		case obj.Key == ".well-known/api-catalog":
+		case strings.HasPrefix(key, "api/v1/blobs/"):
+			wantCC, wantCT = feed.CacheImmutable, feed.ContentType(key)
+		case key == ".well-known/api-catalog":
 			wantCT = feed.APICatalogContentType
-		case obj.Key == "openapi.yaml":
+		case key == "openapi.yaml":
 			wantCT = feed.OpenAPIContentType
-		case !strings.HasSuffix(obj.Key, ".json"):
-			wantCT = feed.ContentType(obj.Key)
+		case !strings.HasSuffix(key, ".json"):
+			wantCT = feed.ContentType(key)
 		}
 		if attrs.CacheControl != wantCC || attrs.ContentType != wantCT || attrs.ContentEncoding != "" {
-			t.Errorf("%s: Content-Type %q, Cache-Control %q, Content-Encoding %q; want %q, %q and none", obj.Key, attrs.ContentType, attrs.CacheControl, attrs.ContentEncoding, wantCT, wantCC)
+			t.Errorf("%s: Content-Type %q, Cache-Control %q, Content-Encoding %q; want %q, %q and none", key, attrs.ContentType, attrs.CacheControl, attrs.ContentEncoding, wantCT, wantCC)
 		}
 	}
-	if got != len(want) {
+	if got := len(keys); got != len(want) {
 		t.Errorf("the bucket holds %d objects, the folder export %d files", got, len(want))
 	}
 }
