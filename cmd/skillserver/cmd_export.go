@@ -74,7 +74,7 @@ func exportTree(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "exported %d skills and %d sub-agents to %s: %d files (%d bytes), %d written, %d unchanged, %d kept unnamed, %d pruned, in %s\n",
-		len(snap.Skills), len(snap.Agents), cfg.ExportOut, res.Files, res.Bytes, res.Written, res.Unchanged, res.Kept, res.Pruned, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stderr, "exported %d skills and %d sub-agents to %s: %d files (%d bytes), %d written (%d for metadata only), %d unchanged, %d kept unnamed, %d pruned, in %s\n",
+		len(snap.Skills), len(snap.Agents), cfg.ExportOut, res.Files, res.Bytes, res.Written, res.Metadata, res.Unchanged, res.Kept, res.Pruned, time.Since(start).Round(time.Millisecond))
 	return nil
 }

@@ -20,10 +20,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/skillserver/skillserver/api"
 	"github.com/skillserver/skillserver/internal/content"
@@ -174,17 +177,32 @@ type Result struct {
 	Files     int   // in the export
 	Bytes     int64 // of those files
 	Written   int   // new or changed, uploaded
-	Unchanged int   // already there with the same bytes
+	Metadata  int   // of Written, those whose bytes were right but not their attributes
+	Unchanged int   // already there with the same bytes and attributes
 	Pruned    int   // removed by PruneOlderThan
 	Kept      int   // no longer named, kept until PruneOlderThan
 }
 
-// state is the StateFile's content.
+// state is the StateFile's content. It changes only when what the
+// documents name changes, so an export of an unchanged tree writes
+// nothing at all.
 type state struct {
-	// Named maps every key an export wrote to the last time an export's
-	// documents named it (RFC 3339, UTC).
-	Named map[string]string `json:"named"`
+	// Keys is every key the latest export wrote, sorted.
+	Keys []string `json:"keys"`
+	// Unnamed maps every key an earlier export wrote that the latest one
+	// does not name to when the first export that did not name it ran
+	// (RFC 3339, UTC): from then on, only clients holding an older
+	// document can ask for it.
+	Unnamed map[string]string `json:"unnamed_since"`
+	// Named is the record 0.1.0 kept (every key to the last
+	// time an export named it), read once and then replaced.
+	Named map[string]string `json:"named,omitempty"`
 }
+
+// compareConcurrency is how many objects are compared at once: a bucket
+// answers each in a round trip, so one at a time would make an export of
+// an unchanged tree of 30,000 objects take minutes.
+const compareConcurrency = 16
 
 // Export writes files to t: what changed, in write order, then prunes and
 // records the state.
@@ -202,61 +220,91 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 			return Result{}, fmt.Errorf("%s is not an export state file (%w); remove it to start afresh", StateFile, err)
 		}
 	}
-	if st.Named == nil {
-		st.Named = map[string]string{}
+	start := now().UTC()
+	stamp := start.Format(time.RFC3339)
+	changes, err := compare(ctx, t, files)
+	if err != nil {
+		return Result{}, err
 	}
-	stamp := now().UTC().Format(time.RFC3339)
 	var res Result
 	current := make(map[string]bool, len(files))
-	for _, f := range files {
+	for i, f := range files {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
 		current[f.Key] = true
 		res.Files++
 		res.Bytes += int64(len(f.Body))
-		same, err := t.Same(ctx, f)
-		if err != nil {
-			return res, fmt.Errorf("compare %s: %w", f.Key, err)
-		}
-		if same {
+		if changes[i] == Same {
 			res.Unchanged++
-		} else {
-			if err := t.Write(ctx, f); err != nil {
-				return res, fmt.Errorf("write %s: %w", f.Key, err)
-			}
-			res.Written++
+			continue
 		}
-		st.Named[f.Key] = stamp
+		if err := t.Write(ctx, f); err != nil {
+			return res, fmt.Errorf("write %s: %w", f.Key, err)
+		}
+		res.Written++
+		if changes[i] == Metadata {
+			res.Metadata++
+		}
 	}
-	keys := make([]string, 0, len(st.Named))
-	for k := range st.Named {
-		keys = append(keys, k)
+	// Every key an export wrote, and since when no document names it.
+	since := map[string]string{}
+	for k, last := range st.Named {
+		since[k] = last // the older record: the last export that named it
 	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range st.Keys {
+		since[k] = stamp // named until this export
+	}
+	maps.Copy(since, st.Unnamed)
+	next := state{Keys: slices.Sorted(maps.Keys(current)), Unnamed: map[string]string{}}
+	for _, k := range slices.Sorted(maps.Keys(since)) {
 		if current[k] {
 			continue
 		}
-		last, err := time.Parse(time.RFC3339, st.Named[k])
-		if opts.PruneOlderThan <= 0 || (err == nil && now().Sub(last) < opts.PruneOlderThan) {
+		t0, err := time.Parse(time.RFC3339, since[k])
+		if opts.PruneOlderThan <= 0 || (err == nil && start.Sub(t0) < opts.PruneOlderThan) {
+			next.Unnamed[k] = since[k]
 			res.Kept++
 			continue
 		}
 		if err := t.Delete(ctx, k); err != nil {
 			return res, fmt.Errorf("prune %s: %w", k, err)
 		}
-		delete(st.Named, k)
 		res.Pruned++
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
+	b, err := json.MarshalIndent(next, "", "  ")
 	if err != nil {
 		return res, err
 	}
-	if err := t.Write(ctx, File{Key: StateFile, Body: append(b, '\n'), ContentType: feed.JSONContentType, CacheControl: "no-store"}); err != nil {
-		return res, fmt.Errorf("write %s: %w", StateFile, err)
+	sf := File{Key: StateFile, Body: append(b, '\n'), ContentType: feed.JSONContentType, CacheControl: "no-store"}
+	switch c, err := t.Compare(ctx, sf); {
+	case err != nil:
+		return res, fmt.Errorf("compare %s: %w", StateFile, err)
+	case c != Same:
+		if err := t.Write(ctx, sf); err != nil {
+			return res, fmt.Errorf("write %s: %w", StateFile, err)
+		}
 	}
 	return res, nil
+}
+
+// compare compares every file with what t holds, compareConcurrency at
+// a time; writes wait for all, so they still go in write order.
+func compare(ctx context.Context, t Target, files []File) ([]Change, error) {
+	changes := make([]Change, len(files))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(compareConcurrency)
+	for i, f := range files {
+		g.Go(func() error {
+			c, err := t.Compare(ctx, f)
+			if err != nil {
+				return fmt.Errorf("compare %s: %w", f.Key, err)
+			}
+			changes[i] = c
+			return nil
+		})
+	}
+	return changes, g.Wait()
 }
 
 // md5Of is the MD5 buckets report for an object written whole.

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"gocloud.dev/blob"
+
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/export"
 	"github.com/skillserver/skillserver/internal/fixture"
@@ -197,7 +199,9 @@ func TestReexportNeverChangesAdvertisedBytes(t *testing.T) {
 }
 
 // The bucket form, through gocloud.dev/blob's file:// driver: the same
-// objects, and a second export uploads nothing.
+// objects, and a second export uploads nothing, not even its state file
+// (the same file, not one renamed over it); nor does a second export
+// into a folder.
 func TestBucketUploadsOnlyWhatChanged(t *testing.T) {
 	skills, agents := fixture.ExampleTree(t, "../..")
 	snap := build(t, skills, agents)
@@ -211,10 +215,155 @@ func TestBucketUploadsOnlyWhatChanged(t *testing.T) {
 	if got, want := readTree(t, bucketDir), readTree(t, dir); !maps.EqualFunc(got, want, bytes.Equal) {
 		t.Errorf("the bucket holds other objects than the folder export")
 	}
-	again := exportTo(t, snap, url, export.Options{})
-	if again.Written != 0 || again.Unchanged != again.Files {
-		t.Errorf("second upload %+v: want nothing written", again)
+	for _, out := range []string{url, dir} {
+		stateDir := strings.TrimPrefix(out, "file://")
+		before := stat(t, filepath.Join(stateDir, export.StateFile))
+		again := exportTo(t, snap, out, export.Options{})
+		if again.Written != 0 || again.Metadata != 0 || again.Unchanged != again.Files {
+			t.Errorf("second export to %s %+v: want nothing written", out, again)
+		}
+		if !os.SameFile(before, stat(t, filepath.Join(stateDir, export.StateFile))) {
+			t.Errorf("the second export to %s rewrote its state file", out)
+		}
 	}
+}
+
+func stat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
+
+// Objects with the right bytes but the wrong attributes are uploaded
+// again and counted apart; objects with wrong bytes are uploaded too, not
+// counted as metadata only; the rest is not touched.
+func TestBucketCorrectsMetadata(t *testing.T) {
+	skills, agents := fixture.ExampleTree(t, "../..")
+	snap := build(t, skills, agents)
+	bucketDir := t.TempDir()
+	url := "file://" + filepath.ToSlash(bucketDir)
+	exportTo(t, snap, url, export.Options{})
+	files, err := export.Files(snap.Feed(), snap.Store, export.Options{BaseURL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKey := map[string]export.File{}
+	for _, f := range files {
+		byKey[f.Key] = f
+	}
+	artifact := files[0].Key // artifacts come first
+	const index, manifest, card = ".well-known/agent-skills/index.json", "manifest.json", ".well-known/agent-card.json"
+	if !strings.HasPrefix(artifact, "api/v1/blobs/") || byKey[index].Key == "" || byKey[manifest].Key == "" || byKey[card].Key == "" {
+		t.Fatalf("the export lacks an artifact, %s, %s or %s", index, manifest, card)
+	}
+	b, err := blob.OpenBucket(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	tamper := map[string]*blob.WriterOptions{
+		artifact: {ContentType: "application/octet-stream"},
+		index:    {ContentType: byKey[index].ContentType, CacheControl: "public, max-age=31536000, immutable"},
+		manifest: {ContentType: byKey[manifest].ContentType, CacheControl: byKey[manifest].CacheControl, ContentEncoding: "gzip"},
+	}
+	for key, opts := range tamper {
+		if err := b.WriteAll(t.Context(), key, byKey[key].Body, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Other bytes, the right attributes.
+	if err := b.WriteAll(t.Context(), card, []byte("{}"), &blob.WriterOptions{ContentType: byKey[card].ContentType, CacheControl: byKey[card].CacheControl}); err != nil {
+		t.Fatal(err)
+	}
+	untouched := map[string]os.FileInfo{}
+	for _, f := range files {
+		if _, ok := tamper[f.Key]; !ok && f.Key != card {
+			untouched[f.Key] = stat(t, filepath.Join(bucketDir, filepath.FromSlash(f.Key)))
+		}
+	}
+
+	res := exportTo(t, snap, url, export.Options{})
+	if res.Written != 4 || res.Metadata != 3 || res.Unchanged != res.Files-4 {
+		t.Errorf("export after the tampering %+v: want 4 written, 3 of them for metadata only", res)
+	}
+	for _, f := range files {
+		a, err := b.Attributes(t.Context(), f.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := b.ReadAll(t.Context(), f.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ContentType != f.ContentType || a.CacheControl != f.CacheControl || a.ContentEncoding != "" || !bytes.Equal(body, f.Body) {
+			t.Errorf("%s after the export: Content-Type %q, Cache-Control %q, Content-Encoding %q, bytes equal %v; want %q, %q, none, equal",
+				f.Key, a.ContentType, a.CacheControl, a.ContentEncoding, bytes.Equal(body, f.Body), f.ContentType, f.CacheControl)
+		}
+		if before, ok := untouched[f.Key]; ok && !os.SameFile(before, stat(t, filepath.Join(bucketDir, filepath.FromSlash(f.Key)))) {
+			t.Errorf("%s, untouched, was written again", f.Key)
+		}
+	}
+}
+
+// The state file of 0.1.0 (every key to the last time an export named
+// it) is read: what it names that no document names any more is pruned
+// once old enough, and the file is replaced by the current form.
+func TestStateFileOf010(t *testing.T) {
+	skills, agents := fixture.ExampleTree(t, "../..")
+	snap := build(t, skills, agents)
+	out := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	exportTo(t, snap, out, export.Options{Now: func() time.Time { return t0 }})
+	var st struct {
+		Keys []string `json:"keys"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(out, export.StateFile)), &st); err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]string{"skill/old/.well-known/agent-skills/index.json": "2026-12-01T10:00:00Z", "skill/recent/index.json": "2026-12-01T11:30:00Z"}
+	for k := range old {
+		write(t, filepath.Join(out, filepath.FromSlash(k)), "{}\n")
+	}
+	named := maps.Clone(old)
+	for _, k := range st.Keys {
+		named[k] = "2026-12-01T12:00:00Z"
+	}
+	b, err := json.Marshal(map[string]any{"named": named})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(out, export.StateFile), string(b))
+
+	res := exportTo(t, snap, out, export.Options{PruneOlderThan: time.Hour, Now: func() time.Time { return t0.Add(time.Minute) }})
+	if res.Pruned != 1 || res.Kept != 1 || res.Written != 0 {
+		t.Errorf("export over a 0.1.0 state file %+v: want the key last named 2 hours ago pruned, the one 30 minutes ago kept, nothing written", res)
+	}
+	if _, err := os.Stat(filepath.Join(out, "skill", "old")); !os.IsNotExist(err) {
+		t.Errorf("the pruned key's folder stays: %v", err)
+	}
+	raw := readFile(t, filepath.Join(out, export.StateFile))
+	var got struct {
+		Keys    []string          `json:"keys"`
+		Unnamed map[string]string `json:"unnamed_since"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Keys, st.Keys) || !maps.Equal(got.Unnamed, map[string]string{"skill/recent/index.json": "2026-12-01T11:30:00Z"}) || bytes.Contains(raw, []byte(`"named"`)) {
+		t.Errorf("state file after the export, want the current keys and the kept one unnamed since it was last named:\n%s", raw)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // A state file that is not one is named, not overwritten.

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"mime"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -23,8 +26,10 @@ import (
 
 // Target is where an export goes: a folder, or a bucket.
 type Target interface {
-	// Same reports whether f is there already with the same bytes.
-	Same(ctx context.Context, f File) (bool, error)
+	// Compare says whether f is there already with the same bytes and
+	// the same attributes (Content-Type, Cache-Control, no
+	// Content-Encoding). It is called for many files at once.
+	Compare(ctx context.Context, f File) (Change, error)
 	// Write stores f whole: a reader sees the old object or the new one,
 	// never a part.
 	Write(ctx context.Context, f File) error
@@ -55,13 +60,33 @@ func Open(ctx context.Context, out string) (Target, error) {
 	return &folder{root: root}, nil
 }
 
+// Change is how the object at a file's key differs from the file.
+type Change int
+
+const (
+	Same     Change = iota // the same bytes and attributes
+	Missing                // no object at the key
+	Bytes                  // other bytes
+	Metadata               // the same bytes, other attributes
+)
+
 // folder writes files under a directory, each through a temporary file
 // renamed into place, and only files whose bytes differ. It goes through an os.Root, so no key leaves it.
 type folder struct{ root *os.Root }
 
-func (d *folder) Same(_ context.Context, f File) (bool, error) {
-	b, ok, err := d.Read(context.Background(), f.Key)
-	return ok && bytes.Equal(b, f.Body), err
+// Compare compares bytes only: a file has no attributes to compare (the
+// host sets the headers, by path).
+func (d *folder) Compare(ctx context.Context, f File) (Change, error) {
+	b, ok, err := d.Read(ctx, f.Key)
+	switch {
+	case err != nil:
+		return 0, err
+	case !ok:
+		return Missing, nil
+	case !bytes.Equal(b, f.Body):
+		return Bytes, nil
+	}
+	return Same, nil
 }
 
 func (d *folder) Write(_ context.Context, f File) error {
@@ -121,48 +146,127 @@ func (d *folder) Read(_ context.Context, key string) ([]byte, bool, error) {
 
 func (d *folder) Close() error { return d.root.Close() }
 
-// bucket uploads to a gocloud.dev/blob bucket. It lists the bucket once
-// and compares MD5s, so an object with the same bytes is not uploaded
-// again (content-addressed keys rarely change at all).
+// bucket uploads to a gocloud.dev/blob bucket. It lists the bucket once,
+// so a key not there costs no request, then asks for the attributes of
+// each key that is (no download): an object is uploaded again when its
+// bytes (MD5 and size), Content-Type or Cache-Control differ from the
+// file's, or it has a Content-Encoding, which the export never sets (a
+// client would decode the bytes it hashes). An S3 multipart upload (what
+// the S3 driver makes of objects of 16 MiB or more) has an ETag that is
+// no MD5; it is compared with the ETag of the file cut in parts of
+// partSize, and only when that differs too are the bytes read and
+// compared.
 type bucket struct {
-	b      *blob.Bucket
-	listed map[string][]byte // key -> MD5 (nil when the driver gives none)
+	b *blob.Bucket
+
+	mu     sync.Mutex
+	listed map[string]listing // nil until listed
 }
 
-func (u *bucket) Same(ctx context.Context, f File) (bool, error) {
-	if u.listed == nil {
-		u.listed = map[string][]byte{}
-		it := u.b.List(nil)
-		for {
-			obj, err := it.Next(ctx)
-			if err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return false, fmt.Errorf("list the bucket: %w", err)
-			}
-			if !obj.IsDir {
-				u.listed[obj.Key] = obj.MD5
-			}
+// listing is what the bucket's listing says of one object.
+type listing struct {
+	size int64
+	md5  []byte // nil when the listing gives none
+}
+
+// list lists the bucket the first time it is called.
+func (u *bucket) list(ctx context.Context) (map[string]listing, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.listed != nil {
+		return u.listed, nil
+	}
+	listed := map[string]listing{}
+	it := u.b.List(nil)
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-	}
-	sum, ok := u.listed[f.Key]
-	if !ok {
-		return false, nil
-	}
-	if sum == nil { // no MD5 in the listing: ask for the attributes
-		a, err := u.b.Attributes(ctx, f.Key)
 		if err != nil {
-			return false, nil
+			return nil, fmt.Errorf("list the bucket: %w", err)
 		}
-		sum = a.MD5
+		if !obj.IsDir {
+			listed[obj.Key] = listing{size: obj.Size, md5: obj.MD5}
+		}
 	}
-	return bytes.Equal(sum, md5Of(f.Body)), nil
+	u.listed = listed
+	return listed, nil
+}
+
+func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
+	listed, err := u.list(ctx)
+	if err != nil {
+		return 0, err
+	}
+	l, ok := listed[f.Key]
+	switch {
+	case !ok:
+		return Missing, nil
+	case l.size != int64(len(f.Body)) || (l.md5 != nil && !bytes.Equal(l.md5, md5Of(f.Body))):
+		return Bytes, nil // no attributes needed
+	}
+	a, err := u.b.Attributes(ctx, f.Key)
+	switch {
+	case gcerrors.Code(err) == gcerrors.NotFound: // removed since the listing
+		return Missing, nil
+	case err != nil:
+		return 0, err
+	}
+	sum := a.MD5
+	if sum == nil {
+		sum = l.md5
+	}
+	switch {
+	case a.Size != int64(len(f.Body)) || (sum != nil && !bytes.Equal(sum, md5Of(f.Body))):
+		return Bytes, nil
+	case sum == nil && strings.Trim(a.ETag, `"`) != multipartETag(f.Body):
+		b, ok, err := u.Read(ctx, f.Key)
+		if err != nil {
+			return 0, err
+		}
+		if !ok || !bytes.Equal(b, f.Body) {
+			return Bytes, nil
+		}
+	}
+	if !sameMediaType(a.ContentType, f.ContentType) || a.CacheControl != f.CacheControl || a.ContentEncoding != "" {
+		return Metadata, nil
+	}
+	return Same, nil
+}
+
+// sameMediaType compares two Content-Type values as media types, so a
+// store that respells one ("text/markdown;charset=utf-8") does not make
+// every export upload it again.
+func sameMediaType(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ta, pa, errA := mime.ParseMediaType(a)
+	tb, pb, errB := mime.ParseMediaType(b)
+	return errA == nil && errB == nil && ta == tb && maps.EqualFunc(pa, pb, strings.EqualFold)
+}
+
+// partSize is the size of the parts of the bucket's multipart uploads,
+// set rather than the driver's default so the ETag S3 gives such an
+// upload is known (multipartETag).
+const partSize = 8 << 20
+
+// multipartETag is the ETag S3 gives an object uploaded in parts of
+// partSize: the MD5 of the parts' MD5s, a dash and the number of parts.
+func multipartETag(b []byte) string {
+	var sums []byte
+	n := 0
+	for off := 0; off < len(b) || n == 0; off += partSize {
+		sums = append(sums, md5Of(b[off:min(off+partSize, len(b))])...)
+		n++
+	}
+	return fmt.Sprintf("%x-%d", md5Of(sums), n)
 }
 
 func (u *bucket) Write(ctx context.Context, f File) error {
 	return u.b.WriteAll(ctx, f.Key, f.Body, &blob.WriterOptions{
-		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: md5Of(f.Body),
+		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: md5Of(f.Body), BufferSize: partSize,
 	})
 }
 
