@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -13,14 +14,32 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// Paging of search results.
+// defaultTake is how many search results a request gets without take (or
+// limit).
+const defaultTake = 20
+
+// Defaults of the Options that bound the read API.
 const (
-	defaultTake = 20
-	maxTake     = 100
-	// maxUpdateChecks bounds POST /api/v1/skills/check-updates.
-	maxUpdateChecks = 100
-	maxBodyBytes    = 1 << 20
+	DefaultMaxSearchResults = 100     // max_search_results
+	DefaultMaxUpdateChecks  = 100     // max_update_checks
+	DefaultMaxBodyBytes     = 1 << 20 // max_body_bytes
 )
+
+// orDefault is n, or def for 0; a negative n is no bound (math.MaxInt).
+func orDefault(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return math.MaxInt
+	}
+	return n
+}
+
+// maxSearchResults is the most results one search answers.
+func (s *Server) maxSearchResults() int {
+	return orDefault(s.opts.MaxSearchResults, DefaultMaxSearchResults)
+}
 
 // intParam parses a non-negative integer query parameter.
 func intParam(w http.ResponseWriter, r *http.Request, name string, def int) (int, error) {
@@ -53,7 +72,7 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		take = min(take, maxTake)
+		take = min(take, s.maxSearchResults())
 		q := query(w, r).Get("q")
 		var hits []feed.Summary
 		f := view(r, snap.Feed())
@@ -85,7 +104,7 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	qs, err := decodeUpdateQueries(w, r)
+	qs, err := decodeUpdateQueries(w, r, orDefault(s.opts.MaxUpdateChecks, DefaultMaxUpdateChecks), int64(orDefault(s.opts.MaxBodyBytes, DefaultMaxBodyBytes)))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -99,16 +118,16 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 }
 
 // decodeUpdateQueries reads the check-updates body: exactly one JSON
-// array of at most maxUpdateChecks {"name", "version"} objects, each with
-// an optional "digest" of what the client holds.
-func decodeUpdateQueries(w http.ResponseWriter, r *http.Request) ([]updateQuery, error) {
+// array of at most maxItems {"name", "version"} objects, each with an
+// optional "digest" of what the client holds, in at most maxBytes.
+func decodeUpdateQueries(w http.ResponseWriter, r *http.Request, maxItems int, maxBytes int64) ([]updateQuery, error) {
 	const shape = `the body must be one JSON array of {"name": "...", "version": "..."}`
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
 	var raw []json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, fmt.Errorf("%w: the body is over %d bytes", errBadRequest, maxBodyBytes)
+			return nil, fmt.Errorf("%w: the body is over %d bytes (max_body_bytes)", errBadRequest, maxBytes)
 		}
 		return nil, fmt.Errorf("%w: %s", errBadRequest, shape)
 	}
@@ -118,8 +137,8 @@ func decodeUpdateQueries(w http.ResponseWriter, r *http.Request) ([]updateQuery,
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: %s, and nothing after it", errBadRequest, shape)
 	}
-	if len(raw) > maxUpdateChecks {
-		return nil, fmt.Errorf("%w: %d items; at most %d per request", errBadRequest, len(raw), maxUpdateChecks)
+	if len(raw) > maxItems {
+		return nil, fmt.Errorf("%w: %d items; at most %d per request (max_update_checks)", errBadRequest, len(raw), maxItems)
 	}
 	qs := make([]updateQuery, len(raw))
 	for i, item := range raw {
