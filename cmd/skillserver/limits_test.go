@@ -87,12 +87,12 @@ func TestTreeLimitKeys(t *testing.T) {
 	}
 }
 
-// TestRequestLimitKeys: max_search_results, max_update_checks and
-// max_body_bytes reach the running server, and its 400s name them; the
-// default server answers the same requests as before.
+// TestRequestLimitKeys: max_search_results, max_update_checks,
+// max_body_bytes and max_query_bytes reach the running server, and its
+// 400s name them; the default server answers the same requests as before.
 func TestRequestLimitKeys(t *testing.T) {
 	skills, agents := exampleTree(t)
-	low := startServer(t, "--skills", skills, "--agents", agents, "--max-search-results", "1", "--max-update-checks", "1", "--max-body-bytes", "80")
+	low := startServer(t, "--skills", skills, "--agents", agents, "--max-search-results", "1", "--max-update-checks", "1", "--max-body-bytes", "80", "--max-query-bytes", "8")
 	def := startServer(t, "--skills", skills, "--agents", agents)
 	count := func(ts *testServer, path string) int {
 		t.Helper()
@@ -108,6 +108,14 @@ func TestRequestLimitKeys(t *testing.T) {
 	}
 	if n := count(def, "/api/v1/skills?take=10"); n < 2 {
 		t.Errorf("take=10 at the default max_search_results: %d results", n)
+	}
+	for _, q := range []string{"/api/v1/skills?q=code-review", "/api/search?q=code-review"} {
+		if resp, body := low.get(t, q); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "q is 11 bytes; the limit is 8 (max_query_bytes)") {
+			t.Errorf("GET %s with max_query_bytes 8: %d %s", q, resp.StatusCode, body)
+		}
+		if resp, body := def.get(t, q); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s at the default max_query_bytes: %d %s", q, resp.StatusCode, body)
+		}
 	}
 	post := func(ts *testServer, body string) (int, string) {
 		t.Helper()

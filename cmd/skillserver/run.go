@@ -139,6 +139,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		MaxSearchResults:  noBound(cfg.MaxSearchResults),
 		MaxUpdateChecks:   noBound(cfg.MaxUpdateChecks),
 		MaxBodyBytes:      cfg.MaxBodyBytes,
+		MaxQueryBytes:     noBound(cfg.MaxQueryBytes),
 		RequestLog:        requestLog,
 	}
 	if cfg.MetricsListen == "" {

@@ -76,6 +76,7 @@ type Config struct {
 	MaxSearchResults int `mapstructure:"max_search_results"`
 	MaxUpdateChecks  int `mapstructure:"max_update_checks"`
 	MaxBodyBytes     int `mapstructure:"max_body_bytes"`
+	MaxQueryBytes    int `mapstructure:"max_query_bytes"`
 
 	// export: where it goes, the live server its documents may link, and
 	// how long what no document names is kept.
@@ -156,6 +157,7 @@ var Keys = []Key{
 	{Name: "idle_timeout", Flag: "idle-timeout", Default: 60 * time.Second, Help: "how long a keep-alive connection may wait for its next request"},
 	{Name: "max_header_bytes", Flag: "max-header-bytes", Default: 64 << 10, Help: "largest request line plus headers, in bytes; larger requests get 431"},
 	{Name: "max_ranges", Flag: "max-ranges", Default: 16, Help: "most ranges one Range header may name; with more the whole body is sent (200) instead of a multipart answer (0: no limit)"},
+	{Name: "max_query_bytes", Flag: "max-query-bytes", Default: 1 << 10, Help: "longest search text (q of /api/v1/skills, /api/v1/subagents, /api/search and the HTML catalogue), in bytes after percent-decoding; a longer one is 400. A search looks up every word, so a query of tens of kilobytes costs over 50 times a short one (0: no limit but max_header_bytes)"},
 	{Name: "max_search_results", Flag: "max-search-results", Default: 100, Help: "most results one search answers: a larger take of /api/v1/skills and /api/v1/subagents, or limit of /api/search, is taken as this (0: no limit, a client may ask for the whole catalogue)"},
 	{Name: "max_update_checks", Flag: "max-update-checks", Default: 100, Help: "most items one POST /api/v1/skills/check-updates may name; more are 400 (0: no limit but max_body_bytes)"},
 	{Name: "max_body_bytes", Flag: "max-body-bytes", Default: 1 << 20, Help: "largest request body read (the check-updates array), in bytes; a larger one is 400 and no more of it is read. At least 1"},
@@ -361,8 +363,8 @@ func (c *Config) validate() error {
 	if c.MaxFrontmatterBytes < 0 || c.MaxFrontmatterKeys < 0 || c.MaxListItems < 0 || c.MaxValueChars < 0 || c.MaxTagChars < 0 {
 		errs = append(errs, errors.New("max_frontmatter_bytes, max_frontmatter_keys, max_list_items, max_value_chars and max_tag_chars must not be negative (0 means no limit)"))
 	}
-	if c.MaxValueProblems < 0 || c.MaxSearchResults < 0 || c.MaxUpdateChecks < 0 {
-		errs = append(errs, errors.New("max_value_problems, max_search_results and max_update_checks must not be negative (0 means no limit)"))
+	if c.MaxValueProblems < 0 || c.MaxSearchResults < 0 || c.MaxUpdateChecks < 0 || c.MaxQueryBytes < 0 {
+		errs = append(errs, errors.New("max_value_problems, max_search_results, max_update_checks and max_query_bytes must not be negative (0 means no limit)"))
 	}
 	for _, n := range []struct {
 		name, why string

@@ -54,6 +54,11 @@ func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	hits := view(r, snap.Feed()).SearchSkills(query(w, r).Get("q"))
+	q, err := s.searchText(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hits := view(r, snap.Feed()).SearchSkills(q)
 	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, s.maxSearchResults()), s.installs.get), "no-store")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -318,6 +319,42 @@ func TestCheckUpdatesLimits(t *testing.T) {
 			s.ServeHTTP(rec, req)
 			if rec.Code != tt.code || !strings.Contains(rec.Body.String(), tt.has) {
 				t.Errorf("%d %.300s, want %d mentioning %q", rec.Code, rec.Body, tt.code, tt.has)
+			}
+		})
+	}
+}
+
+// TestSearchTextLimit: q of the read API's search, of find and of the
+// HTML catalogue is bounded by max_query_bytes (1 KiB by default), with
+// a 400 naming the key; -1 (the configuration's 0) is no bound.
+func TestSearchTextLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		max  int    // Options.MaxQueryBytes
+		ok   string // the longest q accepted
+	}{
+		{"default", 0, strings.Repeat("a", 1024)},
+		{"configured", 8, "abcdefgh"},
+		{"no limit", -1, strings.Repeat("deploy ", 8<<10)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := manySkills(t, 3, Options{MaxQueryBytes: tt.max})
+			for _, route := range []struct{ path, accept string }{
+				{"/api/v1/skills?q=", ""},
+				{"/api/search?q=", ""},
+				{"/?q=", "text/html"},
+			} {
+				if r := do(t, s, "GET", route.path+url.QueryEscape(tt.ok), "Accept", route.accept); r.code != 200 {
+					t.Errorf("%s with %d bytes: %d %.200s", route.path, len(tt.ok), r.code, r.body)
+				}
+				if tt.max < 0 {
+					continue
+				}
+				long := tt.ok + "b"
+				want := fmt.Sprintf("q is %d bytes; the limit is %d (max_query_bytes)", len(long), len(tt.ok))
+				if r := do(t, s, "GET", route.path+url.QueryEscape(long), "Accept", route.accept); r.code != 400 || !strings.Contains(string(r.body), want) {
+					t.Errorf("%s with %d bytes: %d %.300s, want 400 saying %q", route.path, len(long), r.code, r.body, want)
+				}
 			}
 		})
 	}
