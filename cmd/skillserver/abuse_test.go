@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillserver/skillserver/internal/config"
 )
 
 // TestServeChild is not a test: it is the server process that
@@ -162,6 +164,12 @@ func TestSlowClientsDoNotStarveOthers(t *testing.T) {
 // connections made accept fail with EMFILE and /healthz time out.
 func TestAutoMaxConnections(t *testing.T) {
 	const baseFDs = 12 // stdio, epoll, listeners, inotify, a scan's open file
+	var metricsCap int // metrics_max_connections' default
+	for _, k := range config.Keys {
+		if k.Name == "metrics_max_connections" {
+			metricsCap = k.Default.(int)
+		}
+	}
 	for _, tt := range []struct {
 		nofile uint64
 		want   int
@@ -179,7 +187,7 @@ func TestAutoMaxConnections(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("open-file limit %d: %d connections, want %d", tt.nofile, got, tt.want)
 		}
-		if metrics := min(metricsMaxConns, got); tt.nofile >= 2*baseFDs && uint64(got+metrics+baseFDs) > tt.nofile {
+		if metrics := min(metricsCap, got); tt.nofile >= 2*baseFDs && uint64(got+metrics+baseFDs) > tt.nofile {
 			t.Errorf("open-file limit %d: %d connections and %d for metrics leave no room for the process", tt.nofile, got, metrics)
 		}
 	}

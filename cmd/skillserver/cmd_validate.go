@@ -9,8 +9,9 @@ import (
 )
 
 // validateKeys are the keys that decide what serve would publish.
-var validateKeys = []string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes",
-	"max_frontmatter_bytes", "max_frontmatter_keys", "max_list_items", "max_value_chars", "max_tag_chars"}
+var validateKeys = []string{"skills", "agents", "max_file_bytes", "max_files", "max_total_bytes", "max_folder_depth",
+	"max_frontmatter_bytes", "max_frontmatter_keys", "max_list_items", "max_value_chars", "max_tag_chars",
+	"max_frontmatter_depth", "max_value_problems"}
 
 func newValidateCmd(c *cli) *cobra.Command {
 	var format string

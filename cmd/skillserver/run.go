@@ -35,10 +35,11 @@ func source(cfg *config.Config) (catalog.Source, error) {
 	src := catalog.Source{PageSize: cfg.PageSize, Provenance: cfg.Provenance, Server: feed.ServerInfo{
 		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: build().Version,
 	}, Limits: scan.Limits{
-		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes,
+		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes, MaxFolderDepth: cfg.MaxFolderDepth,
 		Frontmatter: skill.Limits{
 			MaxFrontmatterBytes: cfg.MaxFrontmatterBytes, MaxKeys: cfg.MaxFrontmatterKeys,
 			MaxListItems: cfg.MaxListItems, MaxValueChars: cfg.MaxValueChars, MaxTagChars: cfg.MaxTagChars,
+			MaxDepth: cfg.MaxFrontmatterDepth, MaxValueProblems: cfg.MaxValueProblems,
 		},
 	}}
 	resolve := func(key, dir string, explicit bool) (string, error) {
@@ -136,6 +137,10 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		WriteStallTimeout: cfg.WriteStallTO,
 		MaxRanges:         cfg.MaxRanges,
 		CataloguePageSize: cfg.CataloguePage,
+		MaxSearchResults:  noBound(cfg.MaxSearchResults),
+		MaxUpdateChecks:   noBound(cfg.MaxUpdateChecks),
+		MaxBodyBytes:      cfg.MaxBodyBytes,
+		MaxQueryBytes:     noBound(cfg.MaxQueryBytes),
 		RequestLog:        requestLog,
 	}
 	if cfg.MetricsListen == "" {
@@ -190,7 +195,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		// Scrapers are few: a small cap of its own, within the headroom
 		// maxConnections leaves.
 		metricsLimits := limits
-		metricsLimits.MaxConns = min(metricsMaxConns, limits.MaxConns)
+		metricsLimits.MaxConns = min(cfg.MetricsMaxConns, limits.MaxConns)
 		metricsServer, mln := httpapi.NewHTTPServer(mux, mln, metricsLimits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 		go func() { serveErr <- metricsServer.Serve(mln) }()
 		defer metricsServer.Close()
@@ -299,10 +304,18 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 // Connection caps: what max_connections 0 leaves of the open-file limit
 // for the scan, the watch and the metrics listener, and the most it picks.
 const (
-	fdHeadroom      = 64
-	autoMaxConns    = 4096
-	metricsMaxConns = 16
+	fdHeadroom   = 64
+	autoMaxConns = 4096
 )
+
+// noBound is a configured limit for an Options field whose 0 is its
+// default: the configuration's 0 (no limit) is -1 there.
+func noBound(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
 
 // maxConnections is the configured cap, or for 0 one that keeps accept
 // from ever running out of descriptors.
@@ -320,8 +333,8 @@ func maxConnections(configured int) int {
 // autoMaxConnections is the cap for an open-file limit of nofile: the
 // limit less fdHeadroom, at most autoMaxConns, and under a limit so small
 // that this leaves less than a quarter of it, a quarter. The process
-// holds about a dozen descriptors before any client: a floor of
-// metricsMaxConns under `ulimit -n 24` let accept run out of them, and
+// holds about a dozen descriptors before any client: a floor of 16 under
+// `ulimit -n 24` let accept run out of them, and
 // then no client was answered.
 func autoMaxConnections(nofile uint64) int {
 	if nofile > autoMaxConns+fdHeadroom {

@@ -767,7 +767,9 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			a, ps := skill.ParseAgent(d.URL, name, body, skill.Limits{}) // netclaw sets none
+			// netclaw sets no limits; the violation still quotes a bounded
+			// number of a hostile file's problems.
+			a, ps := skill.ParseAgent(d.URL, name, body, skill.Limits{MaxValueProblems: skill.DefaultMaxValueProblems})
 			switch {
 			case a.Name != name && a.Name != "":
 				return &Violation{Rule: RuleFrontmatter, Item: itemName, URL: d.URL, Msg: fmt.Sprintf("agent file front matter name is %q, the feed advertises %q", a.Name, name)}

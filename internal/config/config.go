@@ -71,6 +71,14 @@ type Config struct {
 	MaxHeaderBytes  int           `mapstructure:"max_header_bytes"`
 	MaxRanges       int           `mapstructure:"max_ranges"`
 
+	// Bounds on what clients send and what scans hold open.
+	MaxFolderDepth   int `mapstructure:"max_folder_depth"`
+	MetricsMaxConns  int `mapstructure:"metrics_max_connections"`
+	MaxSearchResults int `mapstructure:"max_search_results"`
+	MaxUpdateChecks  int `mapstructure:"max_update_checks"`
+	MaxBodyBytes     int `mapstructure:"max_body_bytes"`
+	MaxQueryBytes    int `mapstructure:"max_query_bytes"`
+
 	// export: where it goes, the live server its documents may link, and
 	// how long what no document names is kept.
 	ExportOut   string        `mapstructure:"export_out"`
@@ -83,6 +91,8 @@ type Config struct {
 	MaxListItems        int `mapstructure:"max_list_items"`
 	MaxValueChars       int `mapstructure:"max_value_chars"`
 	MaxTagChars         int `mapstructure:"max_tag_chars"`
+	MaxFrontmatterDepth int `mapstructure:"max_frontmatter_depth"`
+	MaxValueProblems    int `mapstructure:"max_value_problems"`
 
 	// ConfigFile is the file that was read, or "".
 	ConfigFile string `mapstructure:"-"`
@@ -116,17 +126,21 @@ var Keys = []Key{
 	{Name: "max_file_bytes", Flag: "max-file-bytes", Default: int64(10 << 20), Help: "largest file a skill version may hold, in bytes (0: no limit)"},
 	{Name: "max_files", Flag: "max-files", Default: 1000, Help: "most files a skill version may hold, SKILL.md included (0: no limit)"},
 	{Name: "max_total_bytes", Flag: "max-total-bytes", Default: int64(50 << 20), Help: "most bytes a skill version may hold in all (0: no limit)"},
+	{Name: "max_folder_depth", Flag: "max-folder-depth", Default: 64, Help: "most levels folders may nest below a version folder; a deeper folder is a limit error and its version is not published. A scan holds an open file per level on each core, out of the 64 that max_connections 0 leaves free; at least 1 (no setting is unbounded)"},
 	{Name: "max_frontmatter_bytes", Flag: "max-frontmatter-bytes", Default: 64 << 10, Help: "largest front matter block of a SKILL.md or agent-md file, both --- lines included, in bytes; checked before the YAML is parsed (0: no limit)"},
 	{Name: "max_frontmatter_keys", Flag: "max-frontmatter-keys", Default: 64, Help: "most keys of one front matter mapping: the top level, or metadata (0: no limit)"},
 	{Name: "max_list_items", Flag: "max-list-items", Default: 64, Help: "most items of one front matter list, such as metadata.tags, metadata.examples or tools; a comma-separated tags or examples string counts its parts (0: no limit)"},
 	{Name: "max_value_chars", Flag: "max-value-chars", Default: 1024, Help: "longest front matter key or string value (metadata values, list items, license), in UTF-16 code units; name, version, and description and compatibility of skills have rules of their own (0: no limit)"},
 	{Name: "max_tag_chars", Flag: "max-tag-chars", Default: 128, Help: "longest item of metadata.tags, in UTF-16 code units (0: no limit)"},
+	{Name: "max_frontmatter_depth", Flag: "max-frontmatter-depth", Default: 16, Help: "most levels front matter values may nest (the items of metadata.tags are 3 down); deeper is a limit error and the version is not published. At least 1 (no setting is unbounded): the names built on the way down cost memory with the square of the depth"},
+	{Name: "max_value_problems", Flag: "max-value-problems", Default: 10, Help: "most character and length problems one file's front matter values report; one more problem counts the rest (0: report every one)"},
 	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named all.json while everything fits"},
 	{Name: "catalogue_page_size", Flag: "catalogue-page-size", Default: 100, Help: "most skills and sub-agents one page of the HTML catalogue (/ in a browser) lists; more are on ?page=2 and on"},
 	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
 	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
 	{Name: "metrics_pprof", Flag: "metrics-pprof", Default: false, Help: "also serve Go's runtime profiles (net/http/pprof: CPU, heap, goroutines, ...) under /debug/pprof/ on metrics_listen, never on the main listener; needs metrics_listen. A CPU profile costs the server a few percent while it runs"},
+	{Name: "metrics_max_connections", Flag: "metrics-max-connections", Default: 16, Help: "most connections open at once on metrics_listen, and never more than max_connections; at the cap a new one evicts an idle one, as on the main listener. At least 1"},
 	{Name: "provenance", Flag: "provenance", Default: true, Help: "publish the git remote URL (without credentials), HEAD commit and path of the checkout holding each root, read from its .git on every reload: in /api/v1/info, on every version's documents and in the agent card; publishedAt is then the commit's time. Off for trees whose checkout should not be named (publishedAt comes from modification times)"},
 	{Name: "watch", Flag: "watch", Default: true, Help: "reload when files under the roots change (recursive inotify watch, debounced)"},
 	{Name: "watch_debounce", Flag: "watch-debounce", Default: 250 * time.Millisecond, Help: "quiet time after the last file event before a reload starts"},
@@ -145,6 +159,10 @@ var Keys = []Key{
 	{Name: "idle_timeout", Flag: "idle-timeout", Default: 60 * time.Second, Help: "how long a keep-alive connection may wait for its next request"},
 	{Name: "max_header_bytes", Flag: "max-header-bytes", Default: 64 << 10, Help: "largest request line plus headers, in bytes; larger requests get 431"},
 	{Name: "max_ranges", Flag: "max-ranges", Default: 16, Help: "most ranges one Range header may name; with more the whole body is sent (200) instead of a multipart answer (0: no limit)"},
+	{Name: "max_query_bytes", Flag: "max-query-bytes", Default: 1 << 10, Help: "longest search text (q of /api/v1/skills, /api/v1/subagents, /api/search and the HTML catalogue), in bytes after percent-decoding; a longer one is 400. A search looks up every word, so a query of tens of kilobytes costs over 50 times a short one (0: no limit but max_header_bytes)"},
+	{Name: "max_search_results", Flag: "max-search-results", Default: 100, Help: "most results one search answers: a larger take of /api/v1/skills and /api/v1/subagents, or limit of /api/search, is taken as this (0: no limit, a client may ask for the whole catalogue)"},
+	{Name: "max_update_checks", Flag: "max-update-checks", Default: 100, Help: "most items one POST /api/v1/skills/check-updates may name; more are 400 (0: no limit but max_body_bytes)"},
+	{Name: "max_body_bytes", Flag: "max-body-bytes", Default: 1 << 20, Help: "largest request body read (the check-updates array), in bytes; a larger one is 400 and no more of it is read. At least 1"},
 	{Name: "shutdown_delay", Flag: "shutdown-delay", Default: time.Duration(0), Help: "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 so load balancers stop sending traffic, then drain (e.g. 5s behind Kubernetes)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections"},
 	{Name: "export_out", Flag: "out", Default: "", Help: "export: where the static export goes, a folder or a bucket URL (s3://, gs://, azblob://, file://); required by export"},
@@ -346,6 +364,22 @@ func (c *Config) validate() error {
 	}
 	if c.MaxFrontmatterBytes < 0 || c.MaxFrontmatterKeys < 0 || c.MaxListItems < 0 || c.MaxValueChars < 0 || c.MaxTagChars < 0 {
 		errs = append(errs, errors.New("max_frontmatter_bytes, max_frontmatter_keys, max_list_items, max_value_chars and max_tag_chars must not be negative (0 means no limit)"))
+	}
+	if c.MaxValueProblems < 0 || c.MaxSearchResults < 0 || c.MaxUpdateChecks < 0 || c.MaxQueryBytes < 0 {
+		errs = append(errs, errors.New("max_value_problems, max_search_results, max_update_checks and max_query_bytes must not be negative (0 means no limit)"))
+	}
+	for _, n := range []struct {
+		name, why string
+		v         int
+	}{
+		{"max_frontmatter_depth", "unbounded nesting costs memory with the square of the depth", c.MaxFrontmatterDepth},
+		{"max_folder_depth", "a scan holds an open file per level", c.MaxFolderDepth},
+		{"metrics_max_connections", "each connection holds an open file", c.MetricsMaxConns},
+		{"max_body_bytes", "a body is read into memory", c.MaxBodyBytes},
+	} {
+		if n.v < 1 {
+			errs = append(errs, fmt.Errorf("%s %d: must be at least 1 (there is no unlimited setting: %s)", n.name, n.v, n.why))
+		}
 	}
 	if !serverNameRE.MatchString(c.ServerName) || len(c.ServerName) > 64 {
 		errs = append(errs, fmt.Errorf("server_name %q: must be lower-hyphen-case, 1-64 characters (e.g. team-skills)", c.ServerName))

@@ -49,6 +49,44 @@ func TestDefaults(t *testing.T) {
 	if c.MaxFrontmatterBytes != 64<<10 || c.MaxFrontmatterKeys != 64 || c.MaxListItems != 64 || c.MaxValueChars != 1024 || c.MaxTagChars != 128 {
 		t.Errorf("front matter limits = %+v", c)
 	}
+	// The bounds that were constants keep their values.
+	if c.MaxFrontmatterDepth != 16 || c.MaxValueProblems != 10 || c.MaxFolderDepth != 64 || c.MetricsMaxConns != 16 ||
+		c.MaxSearchResults != 100 || c.MaxUpdateChecks != 100 || c.MaxBodyBytes != 1<<20 || c.MaxQueryBytes != 1<<10 {
+		t.Errorf("limits = %+v", c)
+	}
+}
+
+// TestLimitSources: each limit that was a constant is set by its flag,
+// its environment variable and the file, and 0 is refused where no
+// bound is unsafe.
+func TestLimitSources(t *testing.T) {
+	file := writeConfig(t, "max_folder_depth: 5\nmax_update_checks: 0\nmax_search_results: 0\nmax_query_bytes: 0\n")
+	c, err := load(t, []string{"--max-frontmatter-depth", "4", "--metrics-max-connections", "2"},
+		map[string]string{"SKILLSERVER_CONFIG": file, "SKILLSERVER_MAX_VALUE_PROBLEMS": "3", "SKILLSERVER_MAX_BODY_BYTES": "4096"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxFrontmatterDepth != 4 || c.MetricsMaxConns != 2 || c.MaxValueProblems != 3 || c.MaxBodyBytes != 4096 ||
+		c.MaxFolderDepth != 5 || c.MaxUpdateChecks != 0 || c.MaxSearchResults != 0 || c.MaxQueryBytes != 0 {
+		t.Errorf("limits = %+v", c)
+	}
+	for _, tt := range []struct{ flag, message string }{
+		{"--max-frontmatter-depth", "max_frontmatter_depth 0: must be at least 1"},
+		{"--max-folder-depth", "max_folder_depth 0: must be at least 1"},
+		{"--metrics-max-connections", "metrics_max_connections 0: must be at least 1"},
+		{"--max-body-bytes", "max_body_bytes 0: must be at least 1"},
+	} {
+		_, err := load(t, []string{tt.flag, "0"}, nil)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tt.message) {
+			t.Errorf("%s 0: error %v, want ErrUsage mentioning %q", tt.flag, err, tt.message)
+		}
+	}
+	for _, flag := range []string{"--max-value-problems", "--max-search-results", "--max-update-checks", "--max-query-bytes"} {
+		_, err := load(t, []string{flag, "-1"}, nil)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), strings.ReplaceAll(strings.TrimPrefix(flag, "--"), "-", "_")) {
+			t.Errorf("%s -1: error %v, want ErrUsage naming the key", flag, err)
+		}
+	}
 }
 
 func TestPrecedence(t *testing.T) {

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 )
@@ -329,7 +331,7 @@ func sendDeadline(stall time.Duration) func(http.Handler) http.Handler {
 			if state != nil {
 				start = state.start
 			}
-			sw := &stallWriter{ResponseWriter: w, conn: writeDeadline(w), stall: stall}
+			sw := &stallWriter{ResponseWriter: w, conn: writeDeadline(w), stall: stall, state: state}
 			sw.extend(start) // also replaces the previous request's deadline
 			next.ServeHTTP(sw, r)
 			end := time.Now()
@@ -371,6 +373,7 @@ type stallWriter struct {
 	http.ResponseWriter
 	conn  deadliner
 	stall time.Duration
+	state *statusWriter // told when the deadline cut the response; nil outside observe
 }
 
 func (w *stallWriter) extend(now time.Time) {
@@ -384,6 +387,9 @@ func (w *stallWriter) Write(b []byte) (int, error) {
 		m, err := w.ResponseWriter.Write(b[:min(len(b), sendChunk)])
 		n += m
 		if err != nil {
+			if w.state != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+				w.state.stalled = w.stall // for the request log line
+			}
 			return n, err
 		}
 		b = b[m:]

@@ -43,7 +43,7 @@ func (c *installCounts) get(name string) uint64 {
 
 // handleFind answers GET /api/search?q=&limit= for the skills CLI's
 // `find`: the same ranking as GET /api/v1/skills, at most limit (default
-// 20, at most 100) skills.
+// 20, at most max_search_results) skills.
 func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 	snap, base := s.documentSource(w, r)
 	if snap == nil {
@@ -54,6 +54,11 @@ func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	hits := view(r, snap.Feed()).SearchSkills(query(w, r).Get("q"))
-	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, maxTake), s.installs.get), "no-store")
+	q, err := s.searchText(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hits := view(r, snap.Feed()).SearchSkills(q)
+	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, s.maxSearchResults()), s.installs.get), "no-store")
 }

@@ -34,6 +34,9 @@ type statusWriter struct {
 	start, end time.Time
 	// query is the parsed query string (parseQuery).
 	query url.Values
+	// stalled is write_stall_timeout when sendDeadline cut the response,
+	// which made no progress for that long.
+	stalled time.Duration
 }
 
 func (w *statusWriter) WriteHeader(status int) {
@@ -246,8 +249,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		l := requestLine{time: end, level: rt.level, id: id, method: r.Method, route: rt.pattern,
 			path: s.redactedPath(r), token: sw.token, status: sw.status, bytes: sw.bytes, duration: d}
-		if cause != nil {
+		switch {
+		case cause != nil:
 			l.err = cause.Error()
+		case sw.stalled > 0:
+			l.err = "no progress for " + sw.stalled.String() + " (write_stall_timeout): the client stopped reading or reads too slowly; the response was cut and the connection closed"
 		}
 		if rl := s.opts.RequestLog; rl == nil || !rl.write(&l) {
 			_ = s.log.Handler().Handle(ctx, l.record())

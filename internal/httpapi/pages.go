@@ -81,7 +81,12 @@ func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := view(r, snap.Feed())
-	doc, ok := s.pages.Catalogue(f, base, page.Query{Text: qs.Get("q"), Tag: qs.Get("tag"), Kind: qs.Get("kind"), N: n})
+	text, err := s.searchText(w, r)
+	if err != nil {
+		s.fail(w, r, err) // as a bad page number is
+		return
+	}
+	doc, ok := s.pages.Catalogue(f, base, page.Query{Text: text, Tag: qs.Get("tag"), Kind: qs.Get("kind"), N: n})
 	if !ok {
 		s.failPage(w, r, f, fmt.Errorf("%w: the catalogue has no page %d", errNotFound, n))
 		return

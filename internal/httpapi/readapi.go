@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -13,14 +14,45 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// Paging of search results.
+// defaultTake is how many search results a request gets without take (or
+// limit).
+const defaultTake = 20
+
+// Defaults of the Options that bound the read API.
 const (
-	defaultTake = 20
-	maxTake     = 100
-	// maxUpdateChecks bounds POST /api/v1/skills/check-updates.
-	maxUpdateChecks = 100
-	maxBodyBytes    = 1 << 20
+	DefaultMaxSearchResults = 100     // max_search_results
+	DefaultMaxUpdateChecks  = 100     // max_update_checks
+	DefaultMaxBodyBytes     = 1 << 20 // max_body_bytes
+	DefaultMaxQueryBytes    = 1 << 10 // max_query_bytes
 )
+
+// orDefault is n, or def for 0; a negative n is no bound (math.MaxInt).
+func orDefault(n, def int) int {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return math.MaxInt
+	}
+	return n
+}
+
+// searchText is the q of a search request, refused past max_query_bytes:
+// a search looks every word of q up in the index, and over 1,000 skills
+// a 60 KB query (what max_header_bytes lets through) took 60 to 350 times
+// as long as a one-word query.
+func (s *Server) searchText(w http.ResponseWriter, r *http.Request) (string, error) {
+	q := query(w, r).Get("q")
+	if max := orDefault(s.opts.MaxQueryBytes, DefaultMaxQueryBytes); len(q) > max {
+		return "", fmt.Errorf("%w: q is %d bytes; the limit is %d (max_query_bytes); search for fewer words", errBadRequest, len(q), max)
+	}
+	return q, nil
+}
+
+// maxSearchResults is the most results one search answers.
+func (s *Server) maxSearchResults() int {
+	return orDefault(s.opts.MaxSearchResults, DefaultMaxSearchResults)
+}
 
 // intParam parses a non-negative integer query parameter.
 func intParam(w http.ResponseWriter, r *http.Request, name string, def int) (int, error) {
@@ -53,8 +85,12 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 			s.fail(w, r, err)
 			return
 		}
-		take = min(take, maxTake)
-		q := query(w, r).Get("q")
+		take = min(take, s.maxSearchResults())
+		q, err := s.searchText(w, r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		var hits []feed.Summary
 		f := view(r, snap.Feed())
 		if agents {
@@ -85,7 +121,7 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	qs, err := decodeUpdateQueries(w, r)
+	qs, err := decodeUpdateQueries(w, r, orDefault(s.opts.MaxUpdateChecks, DefaultMaxUpdateChecks), int64(orDefault(s.opts.MaxBodyBytes, DefaultMaxBodyBytes)))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -99,16 +135,16 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 }
 
 // decodeUpdateQueries reads the check-updates body: exactly one JSON
-// array of at most maxUpdateChecks {"name", "version"} objects, each with
-// an optional "digest" of what the client holds.
-func decodeUpdateQueries(w http.ResponseWriter, r *http.Request) ([]updateQuery, error) {
+// array of at most maxItems {"name", "version"} objects, each with an
+// optional "digest" of what the client holds, in at most maxBytes.
+func decodeUpdateQueries(w http.ResponseWriter, r *http.Request, maxItems int, maxBytes int64) ([]updateQuery, error) {
 	const shape = `the body must be one JSON array of {"name": "...", "version": "..."}`
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
 	var raw []json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, fmt.Errorf("%w: the body is over %d bytes", errBadRequest, maxBodyBytes)
+			return nil, fmt.Errorf("%w: the body is over %d bytes (max_body_bytes)", errBadRequest, maxBytes)
 		}
 		return nil, fmt.Errorf("%w: %s", errBadRequest, shape)
 	}
@@ -118,8 +154,8 @@ func decodeUpdateQueries(w http.ResponseWriter, r *http.Request) ([]updateQuery,
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%w: %s, and nothing after it", errBadRequest, shape)
 	}
-	if len(raw) > maxUpdateChecks {
-		return nil, fmt.Errorf("%w: %d items; at most %d per request", errBadRequest, len(raw), maxUpdateChecks)
+	if len(raw) > maxItems {
+		return nil, fmt.Errorf("%w: %d items; at most %d per request (max_update_checks)", errBadRequest, len(raw), maxItems)
 	}
 	qs := make([]updateQuery, len(raw))
 	for i, item := range raw {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,5 +229,133 @@ func TestAgentCard(t *testing.T) {
 	}
 	if cr := c.Skills[0]; cr.Name != "Code Review" || !slices.Equal(cr.Tags, []string{"review", "quality"}) || len(cr.Examples) != 2 {
 		t.Errorf("code_review card skill = %+v", cr)
+	}
+}
+
+// manySkills is a server over n skills, s000 to s(n-1), with opts.
+func manySkills(t *testing.T, n int, opts Options) *Server {
+	t.Helper()
+	root := t.TempDir()
+	for i := range n {
+		name := fmt.Sprintf("s%03d", i)
+		if err := os.MkdirAll(filepath.Join(root, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		body := fmt.Sprintf("---\nname: %s\ndescription: Skill %d.\n---\n", name, i)
+		if err := os.WriteFile(filepath.Join(root, name, "SKILL.md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	opts.BaseURL = testBase
+	return NewServer(cat, opts, slog.New(slog.DiscardHandler))
+}
+
+// TestSearchResultsCap: take of a search and limit of find are cut to
+// max_search_results: 100 by default, what is configured, or nothing.
+func TestSearchResultsCap(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		max  int // Options.MaxSearchResults
+		want int // results for take=1000 of 105 skills
+	}{
+		{"default", 0, 100},
+		{"configured", 3, 3},
+		{"no limit", -1, 105},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := manySkills(t, 105, Options{MaxSearchResults: tt.max})
+			names, total := searchNames(t, s, "?take=1000")
+			if len(names) != tt.want || total != "105" {
+				t.Errorf("take=1000: %d results, total %s; want %d of 105", len(names), total, tt.want)
+			}
+			r := do(t, s, "GET", "/api/search?q=skill&limit=1000")
+			var found feed.FindResults
+			if err := json.Unmarshal(r.body, &found); err != nil || r.code != 200 {
+				t.Fatalf("find: %d %s", r.code, r.body)
+			}
+			if len(found.Skills) != tt.want {
+				t.Errorf("find limit=1000: %d skills, want %d", len(found.Skills), tt.want)
+			}
+			if names, _ := searchNames(t, s, ""); len(names) != min(20, tt.want) {
+				t.Errorf("without take: %d results, want %d", len(names), min(20, tt.want))
+			}
+		})
+	}
+}
+
+// TestCheckUpdatesLimits: the items and the body of one check-updates
+// request are bounded by max_update_checks and max_body_bytes (100 and
+// 1 MiB by default), and the 400 names the key.
+func TestCheckUpdatesLimits(t *testing.T) {
+	items := func(n int) string {
+		return "[" + strings.TrimSuffix(strings.Repeat(`{"name":"a","version":"1"},`, n), ",") + "]"
+	}
+	padded := "[" + strings.Repeat(" ", 1<<20) + "]" // over 1 MiB, no items
+	tests := []struct {
+		name string
+		opts Options
+		body string
+		code int
+		has  string
+	}{
+		{"default items", Options{}, items(100), 200, ""},
+		{"default items over", Options{}, items(101), 400, "101 items; at most 100 per request (max_update_checks)"},
+		{"default body over", Options{}, padded, 400, "the body is over 1048576 bytes (max_body_bytes)"},
+		{"default body under", Options{}, padded[:1<<20-1] + "]", 200, ""},
+		{"configured items", Options{MaxUpdateChecks: 2}, items(3), 400, "3 items; at most 2 per request (max_update_checks)"},
+		{"configured items at the cap", Options{MaxUpdateChecks: 2}, items(2), 200, ""},
+		{"no item limit", Options{MaxUpdateChecks: -1}, items(500), 200, ""},
+		{"configured body", Options{MaxBodyBytes: 64}, items(3), 400, "the body is over 64 bytes (max_body_bytes)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := manySkills(t, 1, tt.opts)
+			req := httptest.NewRequest("POST", "/api/v1/skills/check-updates", strings.NewReader(tt.body))
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			if rec.Code != tt.code || !strings.Contains(rec.Body.String(), tt.has) {
+				t.Errorf("%d %.300s, want %d mentioning %q", rec.Code, rec.Body, tt.code, tt.has)
+			}
+		})
+	}
+}
+
+// TestSearchTextLimit: q of the read API's search, of find and of the
+// HTML catalogue is bounded by max_query_bytes (1 KiB by default), with
+// a 400 naming the key; -1 (the configuration's 0) is no bound.
+func TestSearchTextLimit(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		max  int    // Options.MaxQueryBytes
+		ok   string // the longest q accepted
+	}{
+		{"default", 0, strings.Repeat("a", 1024)},
+		{"configured", 8, "abcdefgh"},
+		{"no limit", -1, strings.Repeat("deploy ", 8<<10)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := manySkills(t, 3, Options{MaxQueryBytes: tt.max})
+			for _, route := range []struct{ path, accept string }{
+				{"/api/v1/skills?q=", ""},
+				{"/api/search?q=", ""},
+				{"/?q=", "text/html"},
+			} {
+				if r := do(t, s, "GET", route.path+url.QueryEscape(tt.ok), "Accept", route.accept); r.code != 200 {
+					t.Errorf("%s with %d bytes: %d %.200s", route.path, len(tt.ok), r.code, r.body)
+				}
+				if tt.max < 0 {
+					continue
+				}
+				long := tt.ok + "b"
+				want := fmt.Sprintf("q is %d bytes; the limit is %d (max_query_bytes)", len(long), len(tt.ok))
+				if r := do(t, s, "GET", route.path+url.QueryEscape(long), "Accept", route.accept); r.code != 400 || !strings.Contains(string(r.body), want) {
+					t.Errorf("%s with %d bytes: %d %.300s, want 400 saying %q", route.path, len(long), r.code, r.body, want)
+				}
+			}
+		})
 	}
 }

@@ -29,7 +29,7 @@ type requestLine struct {
 	time                           time.Time
 	level                          slog.Level
 	id, method, route, path, token string
-	err                            string // why nothing was answered; "" for none
+	err                            string // why nothing, or not all, was answered; "" for none
 	status                         int
 	bytes                          int64
 	duration                       time.Duration

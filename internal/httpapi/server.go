@@ -96,6 +96,15 @@ type Options struct {
 	// CataloguePageSize is how many items one page of the HTML catalogue
 	// lists; 0 means page.DefaultPageSize.
 	CataloguePageSize int
+	// MaxSearchResults caps take of a search and limit of find: larger
+	// values are taken as it. MaxUpdateChecks bounds the items of one
+	// check-updates request, MaxBodyBytes its body (both 400 beyond).
+	// MaxQueryBytes bounds q of a search or the catalogue (400 beyond).
+	// 0 means the Default; a negative value, no bound.
+	MaxSearchResults int
+	MaxUpdateChecks  int
+	MaxBodyBytes     int
+	MaxQueryBytes    int
 }
 
 // Observer records request metrics (metrics.Metrics).

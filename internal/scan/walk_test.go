@@ -2,6 +2,7 @@ package scan
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,39 +131,53 @@ func TestScanClosesEveryHandle(t *testing.T) {
 }
 
 // TestDeepNestingIsALimit: the walk holds a handle per level, so folders
-// nested deeper than maxDepth are a limit problem, not a descriptor
-// shortage, and the neighbours stay published.
+// nested deeper than max_folder_depth (64 when unset) are a limit
+// problem naming the key, not a descriptor shortage, and the neighbours
+// stay published.
 func TestDeepNestingIsALimit(t *testing.T) {
-	root := t.TempDir()
-	writeFile(t, filepath.Join(root, "good", "SKILL.md"), skillMD("good"), 0o644)
-	writeFile(t, filepath.Join(root, "ok", "SKILL.md"), skillMD("ok"), 0o644)
-	writeFile(t, filepath.Join(root, "deep", "SKILL.md"), skillMD("deep"), 0o644)
-	okDir, deepDir := filepath.Join(root, "ok"), filepath.Join(root, "deep")
-	for range maxDepth {
-		okDir = filepath.Join(okDir, "d")
-	}
-	for range maxDepth + 1 {
-		deepDir = filepath.Join(deepDir, "d")
-	}
-	writeFile(t, filepath.Join(okDir, "leaf.md"), "leaf\n", 0o644)
-	writeFile(t, filepath.Join(deepDir, "leaf.md"), "leaf\n", 0o644)
+	for _, tt := range []struct {
+		name  string
+		limit int // max_folder_depth; 0 is unset
+		depth int // what the limit allows
+	}{
+		{"default", 0, DefaultMaxFolderDepth},
+		{"configured", 3, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFile(t, filepath.Join(root, "good", "SKILL.md"), skillMD("good"), 0o644)
+			writeFile(t, filepath.Join(root, "ok", "SKILL.md"), skillMD("ok"), 0o644)
+			writeFile(t, filepath.Join(root, "deep", "SKILL.md"), skillMD("deep"), 0o644)
+			okDir, deepDir := filepath.Join(root, "ok"), filepath.Join(root, "deep")
+			for range tt.depth {
+				okDir = filepath.Join(okDir, "d")
+			}
+			for range tt.depth + 1 {
+				deepDir = filepath.Join(deepDir, "d")
+			}
+			writeFile(t, filepath.Join(okDir, "leaf.md"), "leaf\n", 0o644)
+			writeFile(t, filepath.Join(deepDir, "leaf.md"), "leaf\n", 0o644)
 
-	snap := scanTree(t, Input{SkillsDir: root})
-	if ps := problemsUnder(snap, root+"/deep/", skill.RuleLimit); len(ps) != 1 {
-		t.Errorf("limit problems under deep/: %v; all problems %v", ps, snap.Problems)
-	}
-	if _, ok := snap.Skill("deep"); ok {
-		t.Error("a skill nested too deep was published")
-	}
-	ok, found := snap.Skill("ok")
-	if !found {
-		t.Fatalf("a skill nested exactly %d levels deep is missing; problems %v", maxDepth, snap.Problems)
-	}
-	if len(ok.Latest.Resources) != 1 {
-		t.Errorf("ok resources = %v", ok.Latest.Resources)
-	}
-	if _, found := snap.Skill("good"); !found {
-		t.Error("valid neighbour dropped")
+			snap := scanTree(t, Input{SkillsDir: root, Limits: Limits{MaxFolderDepth: tt.limit}})
+			ps := problemsUnder(snap, root+"/deep/", skill.RuleLimit)
+			want := fmt.Sprintf("more than %d levels deep below the version folder (max_folder_depth)", tt.depth)
+			if len(ps) != 1 || !strings.Contains(ps[0].Message, want) {
+				t.Errorf("limit problems under deep/: %v, want one saying %q; all problems %v", ps, want, snap.Problems)
+			}
+			if _, ok := snap.Skill("deep"); ok {
+				t.Error("a skill nested too deep was published")
+			}
+			ok, found := snap.Skill("ok")
+			if !found {
+				t.Fatalf("a skill nested exactly %d levels deep is missing; problems %v", tt.depth, snap.Problems)
+			}
+			if len(ok.Latest.Resources) != 1 {
+				t.Errorf("ok resources = %v", ok.Latest.Resources)
+			}
+			if _, found := snap.Skill("good"); !found {
+				t.Error("valid neighbour dropped")
+			}
+		})
 	}
 }
 

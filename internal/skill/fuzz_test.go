@@ -11,7 +11,7 @@ import (
 )
 
 // fuzzLimits are small, so that the fuzzer reaches them.
-var fuzzLimits = Limits{MaxFrontmatterBytes: 2048, MaxKeys: 8, MaxListItems: 8, MaxValueChars: 64, MaxTagChars: 16}
+var fuzzLimits = Limits{MaxFrontmatterBytes: 2048, MaxKeys: 8, MaxListItems: 8, MaxValueChars: 64, MaxTagChars: 16, MaxValueProblems: DefaultMaxValueProblems}
 
 // frontmatterSeeds are inputs for both fuzzers: each rule, each limit,
 // and the shapes YAML can take.
@@ -49,7 +49,7 @@ func parseTwice[T any](t *testing.T, path string, parse func() (T, []Problem)) (
 	if v2, ps2 := parse(); !reflect.DeepEqual(v, v2) || !reflect.DeepEqual(ps, ps2) {
 		t.Fatalf("two parses differ: %+v %v, then %+v %v", v, ps, v2, ps2)
 	}
-	if len(ps) > 2*fuzzLimits.MaxKeys+maxValueProblems+8 {
+	if len(ps) > 2*fuzzLimits.MaxKeys+fuzzLimits.MaxValueProblems+8 {
 		t.Fatalf("%d problems: %v", len(ps), ps)
 	}
 	for _, p := range ps {

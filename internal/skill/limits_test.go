@@ -62,7 +62,8 @@ func TestFrontmatterLimits(t *testing.T) {
 		{"long example", head + "metadata:\n  examples: [" + strings.Repeat("e", 1025) + "]\n---\n", RuleLimit, []string{"metadata.examples[0] is 1025", "max_value_chars"}},
 		{"long license", head + "license: " + strings.Repeat("l", 1025) + "\n---\n", RuleLimit, []string{"license is 1025 characters"}},
 		{"nested unknown key", head + "hooks: {pre: {run: [[a, b]]}}\n---\n", RuleUnknownKey, nil},
-		{"nested too deep", head + "hooks: " + strings.Repeat("[", 17) + strings.Repeat("]", 17) + "\n---\n", RuleLimit, []string{"nests deeper than 16 levels (line 4)"}},
+		{"nested too deep", head + "hooks: " + strings.Repeat("[", 17) + strings.Repeat("]", 17) + "\n---\n", RuleLimit, []string{"nests deeper than 16 levels (max_frontmatter_depth), at line 4"}},
+		{"nested at the depth limit", head + "hooks: " + strings.Repeat("[", 16) + strings.Repeat("]", 16) + "\n---\n", RuleUnknownKey, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +102,25 @@ func TestDeepNesting(t *testing.T) {
 	}
 }
 
-// TestLimitsOff: zero limits bound nothing.
+// TestFrontmatterDepthConfigured: max_frontmatter_depth set low refuses
+// what the default allows, naming the key; unset, it is 16.
+func TestFrontmatterDepthConfigured(t *testing.T) {
+	const head = "---\nname: demo\ndescription: d\n"
+	three := head + "metadata:\n  tags: [a]\n---\n" // root, metadata, tags, tag: 3 levels below the root
+	four := head + "hooks: [[[[a]]]]\n---\n"
+	low := testLimits
+	low.MaxDepth = 3
+	if _, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(three), low); len(ps) != 0 {
+		t.Errorf("three levels under max_frontmatter_depth 3: %v", ps)
+	}
+	_, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(four), low)
+	wantProblem(t, ps, RuleLimit, SeverityError, "nests deeper than 3 levels (max_frontmatter_depth), at line 4")
+	if _, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(four), Limits{}); HasError(ps) {
+		t.Errorf("four levels with the depth unset (16): %v", ps)
+	}
+}
+
+// TestLimitsOff: zero limits bound nothing but the depth (16).
 func TestLimitsOff(t *testing.T) {
 	data := "---\nname: demo\ndescription: d\nmetadata:\n  tags: [" + strings.Repeat("t, ", 999) + strings.Repeat("t", 500) + "]\n  note: " + strings.Repeat("n", 70<<10) + "\n---\n"
 	s, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(data), Limits{})

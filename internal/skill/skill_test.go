@@ -139,4 +139,4 @@ func TestValidNameAndVersion(t *testing.T) {
 }
 
 // testLimits are the configuration's default front matter limits.
-var testLimits = Limits{MaxFrontmatterBytes: 64 << 10, MaxKeys: 64, MaxListItems: 64, MaxValueChars: 1024, MaxTagChars: 128}
+var testLimits = Limits{MaxFrontmatterBytes: 64 << 10, MaxKeys: 64, MaxListItems: 64, MaxValueChars: 1024, MaxTagChars: 128, MaxDepth: 16, MaxValueProblems: 10}

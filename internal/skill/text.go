@@ -179,18 +179,16 @@ func checkText(path string, b []byte, firstLine int) []Problem {
 	return []Problem{Warnf(path, RuleCharacter, "holds %d bidirectional or invisible characters, the first %s; they can make the text read differently from what it says; remove them unless they are meant", count, first)}
 }
 
-// maxValueProblems bounds the problems valueProblems reports for one file.
-const maxValueProblems = 10
-
 // valueProblems checks the known fields of a front matter block, every key
 // and string value below them, against the character rules (an error
 // names the field, the character and its position) and lim's length
-// limits. Fields in own have a length rule of their own.
+// limits, reporting at most lim.MaxValueProblems of them and then one
+// that counts the rest. Fields in own have a length rule of their own.
 func valueProblems(path string, fields []field, known, own map[string]bool, lim Limits) []Problem {
 	var ps []Problem
 	more := 0
 	add := func(rule, format string, args ...any) {
-		if len(ps) < maxValueProblems {
+		if lim.MaxValueProblems <= 0 || len(ps) < lim.MaxValueProblems {
 			ps = append(ps, Errorf(path, rule, format, args...))
 		} else {
 			more++
@@ -258,7 +256,7 @@ func valueProblems(path string, fields []field, known, own map[string]bool, lim 
 		visit(f.key, f.value, false, maxChars, "max_value_chars")
 	}
 	if more > 0 {
-		ps = append(ps, Errorf(path, RuleFrontmatter, "%d more values break the character or length rules; fix the ones above and validate again", more))
+		ps = append(ps, Errorf(path, RuleFrontmatter, "%d more values break the character or length rules (at most %d are reported, max_value_problems); fix the ones above and validate again", more, lim.MaxValueProblems))
 	}
 	return ps
 }

@@ -50,7 +50,8 @@ func TestAgentFieldCharacters(t *testing.T) {
 }
 
 // TestValueProblemsBounded: a file full of bad values gets a bounded
-// number of problems.
+// number of problems: max_value_problems of them, then one naming the
+// key that counts the rest; 0 reports all.
 func TestValueProblemsBounded(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("---\nname: demo\ndescription: d\nmetadata:\n")
@@ -58,11 +59,28 @@ func TestValueProblemsBounded(t *testing.T) {
 		b.WriteString("  k" + strings.Repeat("x", i) + ": \"\\e\"\n")
 	}
 	b.WriteString("---\n")
-	_, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(b.String()), testLimits)
-	if len(ps) != maxValueProblems+1 {
-		t.Fatalf("%d problems, want %d: %v", len(ps), maxValueProblems+1, ps)
+	for _, tt := range []struct {
+		name   string
+		limit  int
+		want   int    // problems
+		counts string // "" for none
+	}{
+		{"default", DefaultMaxValueProblems, DefaultMaxValueProblems + 1, "50 more values break the character or length rules (at most 10 are reported, max_value_problems)"},
+		{"configured", 3, 4, "57 more values break the character or length rules (at most 3 are reported, max_value_problems)"},
+		{"off", 0, 60, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := testLimits
+			lim.MaxValueProblems = tt.limit
+			_, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(b.String()), lim)
+			if len(ps) != tt.want {
+				t.Fatalf("%d problems, want %d: %v", len(ps), tt.want, ps)
+			}
+			if tt.counts != "" {
+				wantProblem(t, ps, RuleFrontmatter, SeverityError, tt.counts)
+			}
+		})
 	}
-	wantProblem(t, ps, RuleFrontmatter, SeverityError, "50 more values")
 }
 
 func TestBodyCharacters(t *testing.T) {
