@@ -110,6 +110,10 @@ type Key struct {
 // Env is the environment variable that sets k.
 func (k Key) Env() string { return EnvPrefix + strings.ToUpper(k.Name) }
 
+// minFrontmatterDepth is how deep the items of metadata.tags sit: a
+// lower max_frontmatter_depth would refuse ordinary skills.
+const minFrontmatterDepth = 3
+
 // Keys lists every configuration key.
 var Keys = []Key{
 	{Name: "listen", Flag: "listen", Default: ":8080", Help: "address the HTTP server listens on"},
@@ -132,7 +136,7 @@ var Keys = []Key{
 	{Name: "max_list_items", Flag: "max-list-items", Default: 64, Help: "most items of one front matter list, such as metadata.tags, metadata.examples or tools; a comma-separated tags or examples string counts its parts (0: no limit)"},
 	{Name: "max_value_chars", Flag: "max-value-chars", Default: 1024, Help: "longest front matter key or string value (metadata values, list items, license), in UTF-16 code units; name, version, and description and compatibility of skills have rules of their own (0: no limit)"},
 	{Name: "max_tag_chars", Flag: "max-tag-chars", Default: 128, Help: "longest item of metadata.tags, in UTF-16 code units (0: no limit)"},
-	{Name: "max_frontmatter_depth", Flag: "max-frontmatter-depth", Default: 16, Help: "most levels front matter values may nest (the items of metadata.tags are 3 down); deeper is a limit error and the version is not published. At least 1 (no setting is unbounded): the names built on the way down cost memory with the square of the depth"},
+	{Name: "max_frontmatter_depth", Flag: "max-frontmatter-depth", Default: 16, Help: "most levels front matter values may nest (the items of metadata.tags are 3 down); deeper is a limit error and the version is not published. At least 3 (no setting is unbounded): the names built on the way down cost memory with the square of the depth"},
 	{Name: "max_value_problems", Flag: "max-value-problems", Default: 10, Help: "most character and length problems one file's front matter values report; one more problem counts the rest (0: report every one)"},
 	{Name: "page_size", Flag: "page-size", Default: 500, Help: "most items one page of the native /skills/v1 and /subagents/v1 trees holds; one page named all.json while everything fits"},
 	{Name: "catalogue_page_size", Flag: "catalogue-page-size", Default: 100, Help: "most skills and sub-agents one page of the HTML catalogue (/ in a browser) lists; more are on ?page=2 and on"},
@@ -367,6 +371,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxValueProblems < 0 || c.MaxSearchResults < 0 || c.MaxUpdateChecks < 0 || c.MaxQueryBytes < 0 {
 		errs = append(errs, errors.New("max_value_problems, max_search_results, max_update_checks and max_query_bytes must not be negative (0 means no limit)"))
+	}
+	if c.MaxFrontmatterDepth > 0 && c.MaxFrontmatterDepth < minFrontmatterDepth {
+		errs = append(errs, fmt.Errorf("max_frontmatter_depth %d: must be at least %d: the items of metadata.tags and metadata.examples sit %d levels down, so a lower bound refuses ordinary skills", c.MaxFrontmatterDepth, minFrontmatterDepth, minFrontmatterDepth))
 	}
 	for _, n := range []struct {
 		name, why string

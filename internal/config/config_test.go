@@ -81,6 +81,13 @@ func TestLimitSources(t *testing.T) {
 			t.Errorf("%s 0: error %v, want ErrUsage mentioning %q", tt.flag, err, tt.message)
 		}
 	}
+	// Below the depth of metadata.tags' items, ordinary skills fail.
+	if _, err := load(t, []string{"--max-frontmatter-depth", "2"}, nil); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "max_frontmatter_depth 2: must be at least 3") {
+		t.Errorf("--max-frontmatter-depth 2: error %v, want ErrUsage asking for at least 3", err)
+	}
+	if c, err := load(t, []string{"--max-frontmatter-depth", "3"}, nil); err != nil || c.MaxFrontmatterDepth != 3 {
+		t.Errorf("--max-frontmatter-depth 3: %v, %+v", err, c)
+	}
 	for _, flag := range []string{"--max-value-problems", "--max-search-results", "--max-update-checks", "--max-query-bytes"} {
 		_, err := load(t, []string{flag, "-1"}, nil)
 		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), strings.ReplaceAll(strings.TrimPrefix(flag, "--"), "-", "_")) {
