@@ -36,6 +36,18 @@ func TestMetricsPprof(t *testing.T) {
 	if resp, body := ts.get(t, metrics+"/debug/pprof/heap?debug=1"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
 		t.Errorf("heap profile: %d %.200s", resp.StatusCode, body)
 	}
+	// A profile or trace holds its connection: bounded.
+	for _, p := range []string{"/debug/pprof/profile?seconds=61", "/debug/pprof/trace?seconds=3600", "/debug/pprof/profile?seconds=1e9"} {
+		if resp, body := ts.get(t, metrics+p); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "at most 60") {
+			t.Errorf("GET %s: %d %q, want 400 naming the bound", p, resp.StatusCode, body)
+		}
+	}
+	// go tool pprof looks symbols up by POST.
+	if resp, err := http.Post(metrics+"/debug/pprof/symbol", "text/plain", strings.NewReader("0x0")); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("POST /debug/pprof/symbol: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	// Never on the main listener.
 	for _, p := range []string{"/debug/pprof/", "/debug/pprof/profile?seconds=1", "/debug/pprof/heap"} {
 		if resp, _ := ts.get(t, p); resp.StatusCode != http.StatusNotFound {

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -188,9 +189,9 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 			// nothing here serves).
 			mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 			mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-			mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-			mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-			mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+			mux.Handle("GET /debug/pprof/profile", boundedProfile(pprof.Profile))
+			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol) // go tool pprof POSTs to it
+			mux.Handle("GET /debug/pprof/trace", boundedProfile(pprof.Trace))
 		}
 		// Scrapers are few: a small cap of its own, within the headroom
 		// maxConnections leaves.
@@ -417,4 +418,23 @@ func healthcheck(ctx context.Context, cfg *config.Config, target string) error {
 		return fmt.Errorf("%s answered %s", target, strings.TrimSpace(resp.Status))
 	}
 	return nil
+}
+
+// maxProfileSeconds bounds ?seconds= of the CPU profile and the trace: a
+// connection held for a profile is being served, so it is never evicted,
+// and a few clients asking for hours would hold every metrics
+// connection.
+const maxProfileSeconds = 60
+
+// boundedProfile refuses a profile or trace longer than maxProfileSeconds.
+func boundedProfile(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.URL.Query().Get("seconds"); v != "" {
+			if n, err := strconv.ParseFloat(v, 64); err != nil || n > maxProfileSeconds {
+				http.Error(w, fmt.Sprintf("seconds=%s: at most %d", v, maxProfileSeconds), http.StatusBadRequest)
+				return
+			}
+		}
+		h(w, r)
+	})
 }
