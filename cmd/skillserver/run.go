@@ -190,7 +190,8 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 			mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 			mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
 			mux.Handle("GET /debug/pprof/profile", boundedProfile(pprof.Profile))
-			mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol) // go tool pprof POSTs to it
+			mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+			mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol) // as go tool pprof asks
 			mux.Handle("GET /debug/pprof/trace", boundedProfile(pprof.Trace))
 		}
 		// Scrapers are few: a small cap of its own, within the headroom
