@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,15 +19,24 @@ import (
 )
 
 // TestWriteStallTimeoutEndToEnd: a client on a real socket that asks for
-// an 8 MiB file, reads a little and then stops reading has its
+// a file bigger than its send buffer can hold, reads a little and then stops reading has its
 // connection closed by the server once write_stall_timeout passes with
 // no progress; meanwhile and afterwards other clients are answered, and
 // the request log line of the stalled download says it was cut.
 func TestWriteStallTimeoutEndToEnd(t *testing.T) {
-	const (
-		stall = 2 * time.Second
-		size  = 8 << 20 // twice the most a Linux send buffer grows to (tcp_wmem), under max_file_bytes
-	)
+	const stall = 2 * time.Second
+	// The file must outgrow what the server's send buffer can hold, or
+	// the whole body is written before the client stops reading: twice
+	// the most the kernel lets it grow to (tcp_wmem's maximum; 4 MiB on
+	// Debian's defaults), and at least 8 MiB.
+	size := 8 << 20
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 3 {
+			if wmemMax, err := strconv.Atoi(f[2]); err == nil {
+				size = max(size, 2*wmemMax)
+			}
+		}
+	}
 	root := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(root, "big"), 0o755); err != nil {
 		t.Fatal(err)
@@ -39,7 +49,8 @@ func TestWriteStallTimeoutEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "big", "data.bin"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ts := startServer(t, "--skills", root, "--write-stall-timeout", stall.String(), "--watch=false")
+	limit := strconv.Itoa(size + 1<<20)
+	ts := startServer(t, "--skills", root, "--write-stall-timeout", stall.String(), "--watch=false", "--max-file-bytes", limit, "--max-total-bytes", limit)
 	addr := strings.TrimPrefix(ts.URL, "http://")
 	const path = "/.well-known/skills/big/data.bin"
 
@@ -67,7 +78,7 @@ func TestWriteStallTimeoutEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != http.StatusOK || resp.ContentLength != size {
+	if resp.StatusCode != http.StatusOK || resp.ContentLength != int64(size) {
 		t.Fatalf("status %d, Content-Length %d; want 200 and %d", resp.StatusCode, resp.ContentLength, size)
 	}
 	head := make([]byte, 4096)
@@ -102,7 +113,7 @@ func TestWriteStallTimeoutEndToEnd(t *testing.T) {
 	if line["path"] != path || line["status"] != float64(http.StatusOK) {
 		t.Errorf("log line %v: want path %s, status 200 (the headers had gone out)", line, path)
 	}
-	if got, _ := line["bytes"].(float64); got >= size || got < float64(len(head)) {
+	if got, _ := line["bytes"].(float64); got >= float64(size) || got < float64(len(head)) {
 		t.Errorf("log line %v: bytes %v, want what the client got before it stopped reading (fewer than %d)", line, line["bytes"], size)
 	}
 	if e, _ := line["error"].(string); !strings.Contains(e, "write_stall_timeout") {
@@ -119,7 +130,7 @@ func TestWriteStallTimeoutEndToEnd(t *testing.T) {
 	if err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("reading on after the stall: %d more bytes, error %v; want the connection closed", rest, err)
 	}
-	if got := int64(len(head)) + rest; got >= size {
+	if got := int64(len(head)) + rest; got >= int64(size) {
 		t.Errorf("the client got all %d bytes", got)
 	}
 	t.Logf("the client got %d of %d bytes, then: %v", int64(len(head))+rest, size, err)
