@@ -329,13 +329,18 @@ func (c *Client) artifact(ctx context.Context, itemName, name, typ, u, digest st
 	return files, nil
 }
 
+// parseLimits are the front matter bounds of the files check parses: only
+// the problem list is bounded, so a remote file can make no long one; the
+// size limits are the server's own business.
+var parseLimits = skill.Limits{MaxValueProblems: skill.DefaultMaxValueProblems}
+
 // checkSkillMD requires strict UTF-8 and front matter naming the skill
 // as advertised.
 func checkSkillMD(name string, b []byte) error {
 	if !utf8.Valid(b) {
 		return bad(RuleText, "SKILL.md is not valid UTF-8")
 	}
-	s, _ := skill.ParseSkill(skill.FileName, name, b, skill.Limits{})
+	s, _ := skill.ParseSkill(skill.FileName, name, b, parseLimits)
 	if s.Name != name {
 		return bad(RuleFrontmatter, "SKILL.md front matter name is %q, the feed advertises %q", s.Name, name)
 	}
@@ -769,7 +774,7 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 			}
 			// netclaw sets no limits; the violation still quotes a bounded
 			// number of a hostile file's problems.
-			a, ps := skill.ParseAgent(d.URL, name, body, skill.Limits{MaxValueProblems: skill.DefaultMaxValueProblems})
+			a, ps := skill.ParseAgent(d.URL, name, body, parseLimits)
 			switch {
 			case a.Name != name && a.Name != "":
 				return &Violation{Rule: RuleFrontmatter, Item: itemName, URL: d.URL, Msg: fmt.Sprintf("agent file front matter name is %q, the feed advertises %q", a.Name, name)}
