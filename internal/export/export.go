@@ -262,7 +262,14 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 			continue
 		}
 		t0, err := time.Parse(time.RFC3339, since[k])
-		if opts.PruneOlderThan <= 0 || (err == nil && start.Sub(t0) < opts.PruneOlderThan) {
+		if err != nil {
+			// A time that does not parse (a state file edited by hand)
+			// counts from this export: a key is never pruned early.
+			next.Unnamed[k] = stamp
+			res.Kept++
+			continue
+		}
+		if opts.PruneOlderThan <= 0 || start.Sub(t0) < opts.PruneOlderThan {
 			next.Unnamed[k] = since[k]
 			res.Kept++
 			continue

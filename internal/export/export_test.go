@@ -390,3 +390,44 @@ func TestBadStateFile(t *testing.T) {
 		t.Error("the bad state file was overwritten")
 	}
 }
+
+// A state file time that does not parse (edited by hand) is not old: the
+// key is kept, and its time counts from this export.
+func TestStateFileBadTimeIsKept(t *testing.T) {
+	skills, agents := fixture.ExampleTree(t, "../..")
+	snap := build(t, skills, agents)
+	out := t.TempDir()
+	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	exportTo(t, snap, out, export.Options{Now: func() time.Time { return t0 }})
+	var st struct {
+		Keys []string `json:"keys"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(out, export.StateFile)), &st); err != nil {
+		t.Fatal(err)
+	}
+	const stray = "skill/gone/index.json"
+	write(t, filepath.Join(out, filepath.FromSlash(stray)), "{}\n")
+	b, err := json.Marshal(map[string]any{"keys": st.Keys, "unnamed_since": map[string]string{stray: "last Tuesday"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(out, export.StateFile), string(b))
+
+	later := t0.Add(48 * time.Hour)
+	res := exportTo(t, snap, out, export.Options{PruneOlderThan: time.Hour, Now: func() time.Time { return later }})
+	if res.Pruned != 0 || res.Kept != 1 {
+		t.Errorf("export over a state file with a bad time %+v: want the key kept, nothing pruned", res)
+	}
+	if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(stray))); err != nil {
+		t.Errorf("the key with a bad time was removed: %v", err)
+	}
+	var got struct {
+		Unnamed map[string]string `json:"unnamed_since"`
+	}
+	if err := json.Unmarshal(readFile(t, filepath.Join(out, export.StateFile)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := later.Format(time.RFC3339); got.Unnamed[stray] != want {
+		t.Errorf("unnamed_since of the key = %q, want this export's time %q", got.Unnamed[stray], want)
+	}
+}

@@ -221,11 +221,11 @@ func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
 	case a.Size != int64(len(f.Body)) || (sum != nil && !bytes.Equal(sum, md5Of(f.Body))):
 		return Bytes, nil
 	case sum == nil && strings.Trim(a.ETag, `"`) != multipartETag(f.Body):
-		b, ok, err := u.Read(ctx, f.Key)
+		same, err := u.holds(ctx, f.Key, f.Body)
 		if err != nil {
 			return 0, err
 		}
-		if !ok || !bytes.Equal(b, f.Body) {
+		if !same {
 			return Bytes, nil
 		}
 	}
@@ -275,6 +275,36 @@ func (u *bucket) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	return nil
+}
+
+// holds reports whether the object key holds exactly body, reading it as
+// a stream: compares run side by side, and an object of a store whose
+// ETags say nothing (no MD5, not the multipart ETag expected) may be as
+// large as an archive gets, so none is held whole. It reads at most one
+// byte past len(body).
+func (u *bucket) holds(ctx context.Context, key string, body []byte) (bool, error) {
+	r, err := u.b.NewReader(ctx, key, nil)
+	switch {
+	case gcerrors.Code(err) == gcerrors.NotFound:
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	defer r.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf[:min(len(buf), len(body)+1)])
+		if n > len(body) || !bytes.Equal(buf[:n], body[:n]) {
+			return false, nil
+		}
+		body = body[n:]
+		switch {
+		case errors.Is(err, io.EOF):
+			return len(body) == 0, nil
+		case err != nil:
+			return false, err
+		}
+	}
 }
 
 func (u *bucket) Read(ctx context.Context, key string) ([]byte, bool, error) {
