@@ -140,11 +140,17 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 func decodeUpdateQueries(w http.ResponseWriter, r *http.Request, maxItems int, maxBytes int64) ([]updateQuery, error) {
 	const shape = `the body must be one JSON array of {"name": "...", "version": "..."}`
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBytes))
+	tooBig := func(err error) error {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("%w: the body is over %d bytes (max_body_bytes)", errBadRequest, maxBytes)
+		}
+		return nil
+	}
 	var raw []json.RawMessage
 	if err := dec.Decode(&raw); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, fmt.Errorf("%w: the body is over %d bytes (max_body_bytes)", errBadRequest, maxBytes)
+		if e := tooBig(err); e != nil {
+			return nil, e
 		}
 		return nil, fmt.Errorf("%w: %s", errBadRequest, shape)
 	}
@@ -152,6 +158,9 @@ func decodeUpdateQueries(w http.ResponseWriter, r *http.Request, maxItems int, m
 		return nil, fmt.Errorf("%w: %s", errBadRequest, shape)
 	}
 	if _, err := dec.Token(); err != io.EOF {
+		if e := tooBig(err); e != nil {
+			return nil, e // the array, then more than the limit of blanks
+		}
 		return nil, fmt.Errorf("%w: %s, and nothing after it", errBadRequest, shape)
 	}
 	if len(raw) > maxItems {

@@ -310,6 +310,7 @@ func TestCheckUpdatesLimits(t *testing.T) {
 		{"configured items at the cap", Options{MaxUpdateChecks: 2}, items(2), 200, ""},
 		{"no item limit", Options{MaxUpdateChecks: -1}, items(500), 200, ""},
 		{"configured body", Options{MaxBodyBytes: 64}, items(3), 400, "the body is over 64 bytes (max_body_bytes)"},
+		{"blanks after the array past the limit", Options{MaxBodyBytes: 64}, "[]" + strings.Repeat(" ", 100), 400, "the body is over 64 bytes (max_body_bytes)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
