@@ -208,9 +208,9 @@ func runServe(ctx context.Context, args []string) error {
 		for _, x := range ratios[rw.name] {
 			per = append(per, fmt.Sprintf("%.2f", x))
 		}
-		line := fmt.Sprintf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s | %12.1f | %13.1f |", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "), median(cpu[rw.name]["ours"]), median(cpu[rw.name]["nginx"]))
+		line := fmt.Sprintf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s | %12s | %13s |", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "), cpuCell(cpu[rw.name]["ours"]), cpuCell(cpu[rw.name]["nginx"]))
 		for _, side := range calibration {
-			line += fmt.Sprintf(" %14.0f | %14.2f | %13.1f |", median(rates[rw.name][side]), median(sideRatios[side][rw.name]), median(cpu[rw.name][side]))
+			line += fmt.Sprintf(" %14.0f | %14.2f | %13s |", median(rates[rw.name][side]), median(sideRatios[side][rw.name]), cpuCell(cpu[rw.name][side]))
 		}
 		fmt.Println(line)
 		if ratio < *require {
@@ -347,6 +347,15 @@ func checkRows(rows []row, bases map[string]string, sides []string) error {
 		}
 	}
 	return nil
+}
+
+// cpuCell is the median of a side's CPU µs per request, or "-" when no
+// round could measure it.
+func cpuCell(xs []float64) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", median(xs))
 }
 
 // cpuProfile takes a CPU profile of the server through its metrics
