@@ -17,11 +17,9 @@ import (
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
 
-	// The bucket schemes --out takes: s3://, gs://, azblob://, file://.
-	_ "gocloud.dev/blob/azureblob"
+	// file:// is always there; s3://, gs:// and azblob:// come from
+	// drivers_*.go, each of which a build tag can leave out.
 	_ "gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/gcsblob"
-	_ "gocloud.dev/blob/s3blob"
 )
 
 // Target is where an export goes: a folder, or a bucket.
@@ -44,6 +42,9 @@ type Target interface {
 // drivers), or else a folder, created if missing.
 func Open(ctx context.Context, out string) (Target, error) {
 	if scheme, _, ok := strings.Cut(out, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, `/\`) {
+		if d, known := optionalDrivers[scheme]; known && !d.linked {
+			return nil, fmt.Errorf("open bucket %s: this skillserver was built with -tags %s, which leaves the %s:// driver out; use a build without that tag (make build and the container image have every driver)", out, d.tag, scheme)
+		}
 		b, err := blob.OpenBucket(ctx, out)
 		if err != nil {
 			return nil, fmt.Errorf("open bucket %s: %w", out, err)

@@ -1,0 +1,7 @@
+//go:build !no_azureblob
+
+package export
+
+import _ "gocloud.dev/blob/azureblob" // azblob://
+
+func init() { optionalDrivers["azblob"].linked = true }

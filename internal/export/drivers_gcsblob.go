@@ -1,0 +1,7 @@
+//go:build !no_gcsblob
+
+package export
+
+import _ "gocloud.dev/blob/gcsblob" // gs://
+
+func init() { optionalDrivers["gs"].linked = true }

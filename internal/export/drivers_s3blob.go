@@ -1,0 +1,7 @@
+//go:build !no_s3blob
+
+package export
+
+import _ "gocloud.dev/blob/s3blob" // s3://
+
+func init() { optionalDrivers["s3"].linked = true }
