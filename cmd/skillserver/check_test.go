@@ -342,7 +342,9 @@ func nginxBinary(t *testing.T) string {
 }
 
 // startStaticHosts serves each site on its own loopback port with one nginx
-// process, stopped by its pid when the test ends.
+// process, stopped by its pid when the test ends: the types and charset
+// docs/operations.md recommends for an export, and each site's own
+// directives.
 func startStaticHosts(t *testing.T, sites []*site) {
 	t.Helper()
 	bin := nginxBinary(t)
@@ -372,8 +374,10 @@ http {
   fastcgi_temp_path %[2]s/fastcgi;
   uwsgi_temp_path %[2]s/uwsgi;
   scgi_temp_path %[2]s/scgi;
-  types { application/json json; text/markdown md; application/zip zip; image/png png; text/x-sh sh; }
+  types { application/json json; text/markdown md; application/zip zip; application/yaml yaml; image/png png; text/x-shellscript sh; }
   default_type application/octet-stream;
+  charset utf-8;
+  charset_types application/json text/markdown text/x-shellscript;
 %[3]s}
 `, user, prefix, servers.String())
 	confFile := filepath.Join(prefix, "nginx.conf")
@@ -557,7 +561,7 @@ func TestCheckStaticFeeds(t *testing.T) {
 				m.files["/moved/manifest.json"] = m.files["/manifest.json"]
 			}},
 		{name: "compressed artifacts", exit: exitOK, every: check.RuleCompression,
-			extra: "gzip on; gzip_min_length 1; gzip_types text/markdown application/zip image/png text/x-sh;"},
+			extra: "gzip on; gzip_min_length 1; gzip_types text/markdown application/zip image/png text/x-shellscript;"},
 		{name: "no HEAD", exit: exitOK, every: check.RuleHead,
 			extra: "if ($request_method = HEAD) { return 405; }"},
 		{name: "HTML content types", exit: exitOK, every: check.RuleContentType,

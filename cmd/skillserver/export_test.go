@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -128,73 +127,22 @@ func TestExportUsage(t *testing.T) {
 	}
 }
 
-// nginxConf is the configuration docs/operations.md recommends for an
-// export, on a loopback port, everything in dir.
-const nginxConf = `daemon off;
-user %[4]s;
-worker_processes 1;
-pid %[1]s/nginx.pid;
-error_log stderr;
-events { worker_connections 64; }
-http {
-    access_log off;
-    client_body_temp_path %[1]s/tmp;
-    proxy_temp_path %[1]s/tmp;
-    fastcgi_temp_path %[1]s/tmp;
-    uwsgi_temp_path %[1]s/tmp;
-    scgi_temp_path %[1]s/tmp;
-    types {
-        application/json json;
-        text/markdown md;
-        application/zip zip;
-        application/yaml yaml;
-        image/png png;
-        text/x-shellscript sh;
-    }
-    default_type application/octet-stream;
-    charset utf-8;
-    charset_types application/json text/markdown text/x-shellscript;
-    server {
-        listen %[2]s;
-        root %[3]s;
-        location = /.well-known/api-catalog { default_type application/linkset+json; add_header Cache-Control "public, max-age=30"; }
-        location ^~ /api/v1/blobs/ { add_header Cache-Control "public, max-age=31536000, immutable"; }
-        location = /.skillserver-export.json { return 404; }
-        location / { add_header Cache-Control "public, max-age=30"; }
-    }
-}
-`
+// exportLocations are the cache headers docs/operations.md recommends for
+// an export served by nginx.
+const exportLocations = `location = /.well-known/api-catalog { default_type application/linkset+json; add_header Cache-Control "public, max-age=30"; }
+    location ^~ /api/v1/blobs/ { add_header Cache-Control "public, max-age=31536000, immutable"; }
+    location = /.skillserver-export.json { return 404; }
+    location / { add_header Cache-Control "public, max-age=30"; }`
 
-// startNginx picks a loopback port, runs fill with the base URL there (to
-// write dir, which must know it), then serves dir with the real nginx on
-// that port; the process is stopped by its pid at cleanup.
+// startNginx serves dir with the real nginx on a loopback port, as
+// docs/operations.md recommends, after fill has written dir for the base
+// URL there (the export must know it).
 func startNginx(t *testing.T, dir string, fill func(base string)) string {
 	t.Helper()
-	bin := nginxBinary(t)
-	work := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(work, "tmp"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	addr := freePort(t)
-	base := "http://" + addr
-	fill(base)
-	conf := filepath.Join(work, "nginx.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, nginxConf, work, addr, dir, currentUser(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logs := startProcess(t, filepath.Join(work, "nginx.log"), bin, "-p", work, "-c", conf)
-	eventually(t, 20*time.Second, "nginx answers", func() error {
-		resp, err := http.Get(base + "/manifest.json")
-		if err != nil {
-			return fmt.Errorf("%w (nginx: %s)", err, logs())
-		}
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			return fmt.Errorf("manifest.json: %s (nginx: %s)", resp.Status, logs())
-		}
-		return nil
-	})
-	return base
+	s := &site{root: dir, extra: exportLocations}
+	startStaticHosts(t, []*site{s})
+	fill(s.url)
+	return s.url
 }
 
 // startProcess starts bin with args, its output in the file logPath (not
@@ -219,17 +167,6 @@ func startProcess(t *testing.T, logPath, bin string, args ...string) (logs func(
 		_ = cmd.Wait()
 	})
 	return func() string { b, _ := os.ReadFile(logPath); return string(b) }
-}
-
-// currentUser is the name of the user the test runs as: nginx's workers
-// run as that user, so they can read the test's folders.
-func currentUser(t *testing.T) string {
-	t.Helper()
-	u, err := user.Current()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Username
 }
 
 // An export behind real nginx: the skills CLI installs every skill from
