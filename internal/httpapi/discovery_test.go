@@ -136,6 +136,7 @@ func TestFindCountsInstalls(t *testing.T) {
 		"/api/v1/skills/k8s-deploy/1.0.0/SKILL.md",
 		"/.well-known/agent-skills/k8s-deploy/SKILL.md",
 		"/.well-known/skills/k8s-deploy/SKILL.md",
+		feed.ArtifactPath(k8s.Latest.Archive, feed.ArchiveFile), // the URL the feeds advertise
 	}
 	for _, p := range counted {
 		if r := do(t, s, http.MethodGet, p); r.code != http.StatusOK {
@@ -146,6 +147,10 @@ func TestFindCountsInstalls(t *testing.T) {
 		{http.MethodHead, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "", ""},
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "Range", "bytes=0-9"},
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "If-None-Match", etag},
+		// Revalidations the 304 test also answers: a weak tag, a list, *.
+		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "If-None-Match", "W/" + etag},
+		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "If-None-Match", `"other", ` + etag},
+		{http.MethodGet, feed.ArtifactPath(k8s.Latest.Archive, feed.ArchiveFile), "If-None-Match", "*"},
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/scripts/deploy.sh", "", ""},
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/9.9.9/archive.zip", "", ""},
 	}

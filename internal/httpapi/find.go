@@ -9,10 +9,11 @@ import (
 )
 
 // installCounts counts, per skill name, the downloads that look like an
-// install: a GET of a version's whole SKILL.md or archive.zip (under the
-// read API, the RFC feed's latest SKILL.md or the legacy layout), not a
-// HEAD, a Range request or a revalidation that a 304 answers. Resources
-// and blobs are not counted: an install fetches one of the two first. The
+// install: a GET of a version's whole SKILL.md or archive.zip (at its
+// content-addressed URL, under the read API, the RFC feed's latest
+// SKILL.md or the legacy layout), not a HEAD, a Range request or a
+// revalidation that a 304 answers. Resources and digest-only blobs are
+// not counted: an install fetches one of the two first. The
 // counts live in memory: they restart at 0 with the process and each
 // replica keeps its own. Only names the snapshot publishes are counted, so
 // the map is bounded by the names ever published.
@@ -21,9 +22,13 @@ type installCounts struct {
 }
 
 // count adds one download of name's artifact with ETag etag, when r is
-// one.
+// one: a revalidation is known by the same If-None-Match test that
+// answers it 304 (noneMatchFails), weak tags, lists and * included.
 func (c *installCounts) count(r *http.Request, name, etag string) {
-	if name == "" || r.Method != http.MethodGet || firstValueOf(r.Header, "Range") != "" || firstValueOf(r.Header, "If-None-Match") == etag {
+	if name == "" || r.Method != http.MethodGet || firstValueOf(r.Header, "Range") != "" {
+		return
+	}
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 && noneMatchFails(inm[0], []string{etag}) {
 		return
 	}
 	v, ok := c.m.Load(name)

@@ -263,12 +263,7 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: no blob %s", errNotFound, d))
 		return
 	}
-	h := w.Header()
-	h["Cache-Control"] = cacheImmutables
-	h["Content-Type"] = octetStream
-	h["Etag"] = headerValue(w, slotETag, d.ETag())
-	setArtifactSecurity(h)
-	s.serveBytes(w, r, b)
+	s.writeArtifact(w, r, b, d, octetStream, cacheImmutables, "")
 }
 
 // handleBlobFile serves a content-addressed file (feed.ArtifactPath): the
@@ -290,7 +285,8 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body []byte
-	file, found := view(r, snap.Feed()).ArtifactFile(d, name)
+	f := view(r, snap.Feed())
+	file, found := f.ArtifactFile(d, name)
 	if found {
 		body, found = snap.Store.Get(d)
 	}
@@ -306,7 +302,7 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 		// Replaced bytes retention still holds, though the snapshots
 		// that published them are gone: the same window as ?digest=.
 		var allow func(string) bool
-		if f := view(r, snap.Feed()); f.Scoped() {
+		if f.Scoped() {
 			allow = f.Allows
 		}
 		var item string
@@ -321,14 +317,7 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: no file %q with digest %s", errNotFound, name, d))
 		return
 	}
-	h := w.Header()
-	h.Set("Cache-Control", cacheImmutable)
-	h["Content-Type"] = contentTypeOf(file.Name)
-	etag := d.ETag()
-	h.Set("ETag", etag)
-	setArtifactSecurity(h)
-	s.installs.count(r, file.Install, etag)
-	s.serveBytes(w, r, body)
+	s.writeArtifact(w, r, body, d, contentTypeOf(file.Name), cacheImmutables, file.Install)
 }
 
 // artifactKey is k, or no key when the view f does not hold k's item:
@@ -377,11 +366,21 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 		}
 		h["Cache-Control"] = cacheShorts
 	}
-	h["Content-Type"] = a.contentType
-	etag := a.digest.ETag()
+	s.writeArtifact(w, r, body, a.digest, a.contentType, h["Cache-Control"], a.install)
+}
+
+// writeArtifact answers with artifact bytes body of digest d: its
+// Content-Type and Cache-Control, the digest as ETag, the artifact
+// security headers, and a download of install's artifact counted (none
+// when install is "").
+func (s *Server) writeArtifact(w http.ResponseWriter, r *http.Request, body []byte, d content.Digest, contentType, cacheControl []string, install string) {
+	h := w.Header()
+	h["Cache-Control"] = cacheControl
+	h["Content-Type"] = contentType
+	etag := d.ETag()
 	h["Etag"] = headerValue(w, slotETag, etag)
 	setArtifactSecurity(h)
-	s.installs.count(r, a.install, etag)
+	s.installs.count(r, install, etag)
 	s.serveBytes(w, r, body)
 }
 
