@@ -25,13 +25,27 @@ const provenanceExtensionURI = "https://github.com/skillserver/skillserver/blob/
 // declare metadata.published, so replicas of one commit agree; else it is
 // the version's own (metadata.published, or the files' modification time).
 func origin(checkout *provenance.Source, v *item.VersionInfo) (*provenance.Source, string) {
-	published := v.PublishedAt
+	published := publishedAt(checkout, v)
 	if checkout == nil {
 		return nil, published.Format(time.RFC3339)
-	}
-	if !v.PublishedDeclared && !checkout.Time.IsZero() {
-		published = checkout.Time
 	}
 	src := &provenance.Source{Repository: checkout.Repository, Commit: checkout.Commit, Path: path.Join(checkout.Path, v.Path)}
 	return src, published.UTC().Format(time.RFC3339)
 }
+
+// publishedAt is v's published time, as origin says.
+func publishedAt(checkout *provenance.Source, v *item.VersionInfo) time.Time {
+	if checkout != nil && !v.PublishedDeclared && !checkout.Time.IsZero() {
+		return checkout.Time
+	}
+	return v.PublishedAt
+}
+
+// SkillPublished and AgentPublished are the published time of a skill's
+// or sub-agent's version as every document of the feed gives it: the
+// commit's time in a git checkout, unless the version declares
+// metadata.published.
+func (f *Feed) SkillPublished(v *item.VersionInfo) time.Time { return publishedAt(f.origins.Skills, v) }
+
+// AgentPublished: see SkillPublished.
+func (f *Feed) AgentPublished(v *item.VersionInfo) time.Time { return publishedAt(f.origins.Agents, v) }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/catalog"
@@ -60,5 +61,13 @@ func TestDocumentsGoldenFromCheckout(t *testing.T) {
 			t.Fatalf("%s: status %d", path, r.code)
 		}
 		checkGolden(t, file, r.body)
+	}
+	// The pages give the same published time as the documents: the
+	// commit's, not the files' modification time.
+	for _, path := range []string{"/ui/skills/k8s-deploy/1.2.0", "/ui/subagents/technical-support-diagnostician"} {
+		r := do(t, s, "GET", path, "Accept", "text/html")
+		if r.code != 200 || !strings.Contains(string(r.body), "2026-11-30 12:00 UTC") {
+			t.Errorf("%s: status %d, no published time of the commit (2026-11-30 12:00 UTC) on the page", path, r.code)
+		}
 	}
 }

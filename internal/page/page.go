@@ -316,7 +316,7 @@ func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 	}
 	return f.Page(base, feed.PageKey{Kind: kindSkill, Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
 		md, _ := blobs.Get(v.SkillMD)
-		d := itemPage(f, sk, v, feed.PathUISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) })
+		d := itemPage(f, sk, v, feed.PathUISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }, f.SkillPublished)
 		d.Kind, d.DocFile = "skill", skill.FileName
 		feedURL := base + f.Prefix()
 		d.Install = []installLine{
@@ -367,7 +367,7 @@ func (p *Renderer) Agent(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 	}
 	return f.Page(base, feed.PageKey{Kind: kindAgent, Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
 		md, _ := blobs.Get(v.Digest)
-		d := itemPage(f, a, v, feed.PathUIAgentVersion, func(*item.AgentVersion) string { return feed.AgentArtifactType })
+		d := itemPage(f, a, v, feed.PathUIAgentVersion, func(*item.AgentVersion) string { return feed.AgentArtifactType }, f.AgentPublished)
 		d.Kind, d.DocFile = "sub-agent", feed.AgentFile
 		feedURL := base + f.Prefix()
 		d.Files = []fileRow{file(feed.AgentFile, feed.AgentURL(feedURL, v), v.Digest, int64(len(md)))}
@@ -388,16 +388,16 @@ func pick[V item.Version](it *item.Item[V], version string) (V, bool) {
 
 // itemPage fills what skill and sub-agent pages share; versionPattern
 // is the path of a version's page, typ names a version's artifact type.
-func itemPage[V item.Version](f *feed.Feed, it *item.Item[V], v V, versionPattern string, typ func(V) string) itemData {
+func itemPage[V item.Version](f *feed.Feed, it *item.Item[V], v V, versionPattern string, typ func(V) string, publishedAt func(*item.VersionInfo) time.Time) itemData {
 	info, latest := v.Info(), it.Latest.Info()
 	d := itemData{Site: siteOf(f), Title: it.Name + " · " + siteOf(f).Name, Name: it.Name, Description: info.Description,
 		Tags: tagLinks(f.Prefix(), info.List("tags")), Version: info.Version, Latest: latest.Version,
 		LatestHref: f.Prefix() + feed.Href(versionPattern, it.Name, latest.Version), IsLatest: info == latest,
-		Published: published(info.PublishedAt), Digest: v.ArtifactDigest().String()}
+		Published: published(publishedAt(info)), Digest: v.ArtifactDigest().String()}
 	for _, ov := range it.Versions {
 		oi := ov.Info()
 		d.Versions = append(d.Versions, versionRow{Version: oi.Version, Href: f.Prefix() + feed.Href(versionPattern, it.Name, oi.Version),
-			Published: published(oi.PublishedAt), Type: typ(ov), Latest: oi == latest, Current: oi == info})
+			Published: published(publishedAt(oi)), Type: typ(ov), Latest: oi == latest, Current: oi == info})
 	}
 	return d
 }
