@@ -35,13 +35,19 @@ type TargetLink struct {
 	Title string `json:"title,omitempty"`
 }
 
-// catalogAPIs are the entry points the API catalog lists, in order; the
-// last is dynamic, answered only by a running server.
-var catalogAPIs = []TargetLink{
-	{Href: docPaths[DocRFCIndex][0], Type: "application/json", Title: "Agent Skills Discovery index"},
-	{Href: docPaths[DocManifest][0], Type: "application/json", Title: "Native manifest of skills and sub-agents"},
-	{Href: docPaths[DocAgentCard][0], Type: "application/json", Title: "A2A agent card"},
-	{Href: PathSkillSearch, Type: "application/json", Title: "Read API: search, skills, versions and update checks"},
+// catalogAPI is an entry point the API catalog lists; a dynamic one is
+// answered only by a running server, at the API's base.
+type catalogAPI struct {
+	TargetLink
+	dynamic bool
+}
+
+// catalogAPIs are the entry points the API catalog lists, in order.
+var catalogAPIs = []catalogAPI{
+	{TargetLink: TargetLink{Href: docPaths[DocRFCIndex][0], Type: "application/json", Title: "Agent Skills Discovery index"}},
+	{TargetLink: TargetLink{Href: docPaths[DocManifest][0], Type: "application/json", Title: "Native manifest of skills and sub-agents"}},
+	{TargetLink: TargetLink{Href: docPaths[DocAgentCard][0], Type: "application/json", Title: "A2A agent card"}},
+	{TargetLink: TargetLink{Href: PathSkillSearch, Type: "application/json", Title: "Read API: search, skills, versions and update checks"}, dynamic: true},
 }
 
 // APICatalog is the document at PathAPICatalog for base (scheme://host,
@@ -54,22 +60,22 @@ var catalogAPIs = []TargetLink{
 func APICatalog(base, apiBase string) Linkset {
 	desc := []TargetLink{{Href: base + PathOpenAPI, Type: "application/yaml"}}
 	var status []TargetLink
-	apis := catalogAPIs
 	if apiBase != "" {
 		status = []TargetLink{{Href: apiBase + PathHealth, Type: "application/json"}}
-	} else {
-		apis = apis[:len(apis)-1]
 	}
-	items := make([]TargetLink, len(apis))
-	ls := Linkset{Linkset: []LinkContext{{Anchor: base + PathAPICatalog, Item: items}}}
-	for i, api := range apis {
-		if api.Href == PathSkillSearch {
-			api.Href = apiBase + api.Href
-		} else {
-			api.Href = base + api.Href
+	ls := Linkset{Linkset: []LinkContext{{Anchor: base + PathAPICatalog}}}
+	for _, api := range catalogAPIs {
+		link := api.TargetLink
+		switch {
+		case api.dynamic && apiBase == "":
+			continue
+		case api.dynamic:
+			link.Href = apiBase + link.Href
+		default:
+			link.Href = base + link.Href
 		}
-		items[i] = api
-		ls.Linkset = append(ls.Linkset, LinkContext{Anchor: api.Href, ServiceDesc: desc, Status: status})
+		ls.Linkset[0].Item = append(ls.Linkset[0].Item, link)
+		ls.Linkset = append(ls.Linkset, LinkContext{Anchor: link.Href, ServiceDesc: desc, Status: status})
 	}
 	return ls
 }

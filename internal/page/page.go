@@ -19,6 +19,7 @@ import (
 	"html/template"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -215,7 +216,7 @@ func (p *Renderer) entries(f *feed.Feed, q Query) []hit {
 	var out []hit
 	add := func(hits []feed.Summary, kind, pattern string) {
 		for _, h := range hits {
-			if q.Tag == "" || contains(h.Tags, q.Tag) {
+			if q.Tag == "" || slices.Contains(h.Tags, q.Tag) {
 				out = append(out, hit{h, kind, pattern})
 			}
 		}
@@ -234,15 +235,6 @@ func (p *Renderer) entries(f *feed.Feed, q Query) []hit {
 func (h hit) entry(prefix string) entry {
 	return entry{Name: h.Name, Kind: h.kind, Href: prefix + feed.Href(h.pattern, h.Name), Description: h.Description,
 		Version: h.LatestVersion, Tags: tagLinks(prefix, h.Tags)}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func tagLinks(prefix string, tags []string) []tagLink {
