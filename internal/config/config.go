@@ -372,20 +372,17 @@ func (c *Config) validate() error {
 	if c.MaxValueProblems < 0 || c.MaxSearchResults < 0 || c.MaxUpdateChecks < 0 || c.MaxQueryBytes < 0 {
 		errs = append(errs, errors.New("max_value_problems, max_search_results, max_update_checks and max_query_bytes must not be negative (0 means no limit)"))
 	}
-	if c.MaxFrontmatterDepth > 0 && c.MaxFrontmatterDepth < minFrontmatterDepth {
-		errs = append(errs, fmt.Errorf("max_frontmatter_depth %d: must be at least %d: the items of metadata.tags and metadata.examples sit %d levels down, so a lower bound refuses ordinary skills", c.MaxFrontmatterDepth, minFrontmatterDepth, minFrontmatterDepth))
-	}
 	for _, n := range []struct {
 		name, why string
-		v         int
+		v, min    int
 	}{
-		{"max_frontmatter_depth", "unbounded nesting costs memory with the square of the depth", c.MaxFrontmatterDepth},
-		{"max_folder_depth", "a scan holds an open file per level", c.MaxFolderDepth},
-		{"metrics_max_connections", "each connection holds an open file", c.MetricsMaxConns},
-		{"max_body_bytes", "a body is read into memory", c.MaxBodyBytes},
+		{"max_frontmatter_depth", "there is no unlimited setting: unbounded nesting costs memory with the square of the depth, and the items of metadata.tags and metadata.examples sit 3 levels down", c.MaxFrontmatterDepth, minFrontmatterDepth},
+		{"max_folder_depth", "there is no unlimited setting: a scan holds an open file per level", c.MaxFolderDepth, 1},
+		{"metrics_max_connections", "there is no unlimited setting: each connection holds an open file", c.MetricsMaxConns, 1},
+		{"max_body_bytes", "there is no unlimited setting: a body is read into memory", c.MaxBodyBytes, 1},
 	} {
-		if n.v < 1 {
-			errs = append(errs, fmt.Errorf("%s %d: must be at least 1 (there is no unlimited setting: %s)", n.name, n.v, n.why))
+		if n.v < n.min {
+			errs = append(errs, fmt.Errorf("%s %d: must be at least %d (%s)", n.name, n.v, n.min, n.why))
 		}
 	}
 	if !serverNameRE.MatchString(c.ServerName) || len(c.ServerName) > 64 {

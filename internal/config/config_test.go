@@ -71,7 +71,7 @@ func TestLimitSources(t *testing.T) {
 		t.Errorf("limits = %+v", c)
 	}
 	for _, tt := range []struct{ flag, message string }{
-		{"--max-frontmatter-depth", "max_frontmatter_depth 0: must be at least 1"},
+		{"--max-frontmatter-depth", "max_frontmatter_depth 0: must be at least 3"},
 		{"--max-folder-depth", "max_folder_depth 0: must be at least 1"},
 		{"--metrics-max-connections", "metrics_max_connections 0: must be at least 1"},
 		{"--max-body-bytes", "max_body_bytes 0: must be at least 1"},
