@@ -176,3 +176,14 @@ func TestRulesAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// A finding met twice (one URL reached from two documents) is listed and
+// counted once.
+func TestReportCountsWhatItLists(t *testing.T) {
+	v := &Violation{Rule: RuleStatus, Item: "skill x", URL: "http://h/x", Msg: "GET answered 404, want 200"}
+	w := &Violation{Rule: RuleHead, Item: "skill x", URL: "http://h/x", Msg: "HEAD differs"}
+	r := newReport("http://h", Summary{}, []*Violation{v, v, w, w}, "")
+	if len(r.Findings) != 2 || r.Summary.Errors != 1 || r.Summary.Warnings != 1 || r.OK {
+		t.Errorf("findings %+v, summary %+v, ok %v; want one error and one warning", r.Findings, r.Summary, r.OK)
+	}
+}

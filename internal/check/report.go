@@ -50,19 +50,22 @@ func newReport(base string, sum Summary, vs []*Violation, token string) *Report 
 	}
 	r := &Report{URL: redact(base), Findings: make([]Finding, 0, len(vs))}
 	for _, v := range vs {
-		f := Finding{Severity: v.Rule.Severity(), Rule: v.Rule, Item: cmp.Or(v.Item, "feed"), URL: redact(v.URL), Message: redact(v.Msg)}
-		if f.Severity == Error {
-			sum.Errors++
-		} else {
-			sum.Warnings++
-		}
-		r.Findings = append(r.Findings, f)
+		r.Findings = append(r.Findings, Finding{Severity: v.Rule.Severity(), Rule: v.Rule, Item: cmp.Or(v.Item, "feed"), URL: redact(v.URL), Message: redact(v.Msg)})
 	}
 	slices.SortFunc(r.Findings, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(a.Severity, b.Severity), cmp.Compare(a.Item, b.Item),
 			cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.URL, b.URL), cmp.Compare(a.Message, b.Message))
 	})
 	r.Findings = slices.Compact(r.Findings)
+	// Counted as listed: a finding met twice (the same URL walked from
+	// two documents) is one.
+	for _, f := range r.Findings {
+		if f.Severity == Error {
+			sum.Errors++
+		} else {
+			sum.Warnings++
+		}
+	}
 	r.Summary = sum
 	r.OK = sum.Errors == 0
 	return r
