@@ -20,8 +20,8 @@ import (
 // with forward slashes ("" for the top itself).
 //
 // Time is the commit's committer time; zero when the commit object cannot
-// be read (a shallow clone's missing object, a SHA-256 repository, which
-// go-git v5 does not read).
+// be read (a shallow clone's missing object). A SHA-256 repository, which
+// go-git v5 does not read, is an error of Read, not a zero Time.
 type Source struct {
 	Repository string    `json:"repository,omitempty"`
 	Commit     string    `json:"commit"`
