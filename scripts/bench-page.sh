@@ -22,6 +22,10 @@ mkdir -p "$out"
 go build -o "$out/skillserver" ./cmd/skillserver
 port=18390
 
+pid=
+# Stop the server on any exit, a failed step included.
+trap '[[ -n $pid ]] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true' EXIT
+
 ttfb() { curl -s -o /dev/null -H 'Accept: text/html' -w '%{time_starttransfer}\n' "$@"; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -39,7 +43,10 @@ for n in "$@"; do
 	for size in 100 "$n"; do
 		"$out/skillserver" serve --skills "$tree" --listen "127.0.0.1:$port" --catalogue-page-size "$size" --log-level error &
 		pid=$!
-		until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do sleep 0.2; done
+		until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do
+			kill -0 "$pid" 2>/dev/null || { echo "bench-page: the server exited before it was ready" >&2; exit 1; }
+			sleep 0.2
+		done
 		u="http://127.0.0.1:$port/"
 		first=$(ttfb "$u")
 		later=$(for _ in 1 2 3 4 5; do ttfb "$u"; done | median)
@@ -52,5 +59,6 @@ for n in "$@"; do
 		go run scripts/page-weight.go -n 5 "$u" "${u}ui/skills/skill-00001"
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
+		pid=
 	done
 done
