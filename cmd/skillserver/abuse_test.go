@@ -170,6 +170,9 @@ func TestAutoMaxConnections(t *testing.T) {
 			metricsCap = k.Default.(int)
 		}
 	}
+	if metricsCap == 0 {
+		t.Fatal("no metrics_max_connections key with a default")
+	}
 	for _, tt := range []struct {
 		nofile uint64
 		want   int

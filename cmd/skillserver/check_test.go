@@ -384,29 +384,14 @@ http {
 	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-p", prefix, "-c", confFile, "-e", filepath.Join(prefix, "error.log"))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	errorLog := filepath.Join(prefix, "error.log")
+	out := startProcess(t, filepath.Join(prefix, "nginx.out"), bin, "-p", prefix, "-c", confFile, "-e", errorLog)
 	for _, s := range sites {
 		eventually(t, 10*time.Second, "nginx answers on "+s.url, func() error {
-			select {
-			case err := <-exited:
-				log, _ := os.ReadFile(filepath.Join(prefix, "error.log"))
-				t.Fatalf("nginx exited: %v\n%s%s", err, out.String(), log)
-			default:
-			}
 			resp, err := http.Get(s.url + "/")
 			if err != nil {
-				return err
+				log, _ := os.ReadFile(errorLog)
+				return fmt.Errorf("%w (nginx: %s%s)", err, out(), log)
 			}
 			resp.Body.Close()
 			return nil

@@ -114,10 +114,17 @@ func TestInteropPageInstallLines(t *testing.T) {
 				t.Fatal(err)
 			}
 			idx := getIndex(t, tc.base, "")
+			found := false
 			for _, s := range idx.Skills {
-				if s.Name == "k8s-deploy" && sha(zip) != s.Digest {
-					t.Errorf("curl saved %d bytes hashing to %s, the index says %s", len(zip), sha(zip), s.Digest)
+				if s.Name == "k8s-deploy" {
+					found = true
+					if sha(zip) != s.Digest {
+						t.Errorf("curl saved %d bytes hashing to %s, the index says %s", len(zip), sha(zip), s.Digest)
+					}
 				}
+			}
+			if !found {
+				t.Fatal("the RFC index lists no k8s-deploy")
 			}
 
 			// netclaw's entry: valid JSON whose feed answers with its key.

@@ -154,7 +154,10 @@ func TestArtifactSemantics(t *testing.T) {
 	etag := `"` + v.Archive.String() + `"`
 	// The content-addressed path the documents advertise.
 	caZip := "/api/v1/blobs/sha256/" + v.Archive.Hex() + "/archive.zip"
-	deploy, _ := v.Resource("scripts/deploy.sh")
+	deploy, ok := v.Resource("scripts/deploy.sh")
+	if !ok {
+		t.Fatal("k8s-deploy 1.2.0 has no scripts/deploy.sh")
+	}
 	caDeploy := "/api/v1/blobs/sha256/" + deploy.Digest.Hex() + "/scripts/deploy.sh"
 	tooMany := strings.Repeat("a=1&", 10000) // url.ParseQuery keeps at most 10,000
 
