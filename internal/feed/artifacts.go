@@ -30,7 +30,13 @@ func (a ArtifactFile) ContentType() string { return ContentType(a.Name) }
 
 type artifactFiles struct {
 	list   []ArtifactFile // sorted by path
-	byPath map[string]int
+	byFile map[artifactKey]int
+}
+
+// artifactKey is what an artifact path names: its bytes and its name.
+type artifactKey struct {
+	d    content.Digest
+	name string
 }
 
 // ArtifactFiles lists every file of every version the view holds, each
@@ -45,7 +51,7 @@ func (s *Feed) ArtifactFiles() []ArtifactFile { return s.artifactFiles().list }
 // view has one.
 func (s *Feed) ArtifactFile(d content.Digest, name string) (ArtifactFile, bool) {
 	files := s.artifactFiles()
-	i, ok := files.byPath[ArtifactPath(d, name)]
+	i, ok := files.byFile[artifactKey{d, name}]
 	if !ok {
 		return ArtifactFile{}, false
 	}
@@ -54,12 +60,16 @@ func (s *Feed) ArtifactFile(d content.Digest, name string) (ArtifactFile, bool) 
 
 func (s *Feed) artifactFiles() *artifactFiles {
 	s.filesOnce.Do(func() {
-		seen := map[string]bool{}
-		var list []ArtifactFile
+		type entry struct {
+			path string
+			file ArtifactFile
+		}
+		seen := map[artifactKey]bool{}
+		var entries []entry
 		add := func(f ArtifactFile) {
-			if p := f.Path(); !seen[p] {
-				seen[p] = true
-				list = append(list, f)
+			if k := (artifactKey{f.Digest, f.Name}); !seen[k] {
+				seen[k] = true
+				entries = append(entries, entry{f.Path(), f})
 			}
 		}
 		for _, sk := range s.Skills {
@@ -82,10 +92,11 @@ func (s *Feed) artifactFiles() *artifactFiles {
 				add(ArtifactFile{Digest: v.Digest, Name: AgentFile})
 			}
 		}
-		slices.SortFunc(list, func(a, b ArtifactFile) int { return strings.Compare(a.Path(), b.Path()) })
-		s.files.list, s.files.byPath = list, make(map[string]int, len(list))
-		for i, f := range list {
-			s.files.byPath[f.Path()] = i
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.path, b.path) })
+		s.files.list, s.files.byFile = make([]ArtifactFile, len(entries)), make(map[artifactKey]int, len(entries))
+		for i, e := range entries {
+			s.files.list[i] = e.file
+			s.files.byFile[artifactKey{e.file.Digest, e.file.Name}] = i
 		}
 	})
 	return &s.files
