@@ -110,6 +110,24 @@ type Key struct {
 // Env is the environment variable that sets k.
 func (k Key) Env() string { return EnvPrefix + strings.ToUpper(k.Name) }
 
+// baseURL checks the value of a base URL key: "" (unset), or an absolute
+// http or https URL without query, fragment or user info.
+func baseURL(key, raw, example string) error {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w", key, err)
+	case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
+		return fmt.Errorf("%s %q: must be an absolute http or https URL such as %s", key, raw, example)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("%s %q: must not carry a query, fragment or user info", key, raw)
+	}
+	return nil
+}
+
 // minFrontmatterDepth is how deep the items of metadata.tags sit: a
 // lower max_frontmatter_depth would refuse ordinary skills.
 const minFrontmatterDepth = 3
@@ -329,24 +347,17 @@ func (c *Config) validate() error {
 	if c.Agents == "" {
 		errs = append(errs, errors.New("agents: must not be empty"))
 	}
-	if c.BaseURL != "" {
-		u, err := url.Parse(c.BaseURL)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("base_url: %w", err))
-		case u.Scheme != "http" && u.Scheme != "https", u.Host == "":
-			errs = append(errs, fmt.Errorf("base_url %q: must be an absolute http or https URL such as https://skills.example.com", c.BaseURL))
-		case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
-			errs = append(errs, fmt.Errorf("base_url %q: must not carry a query, fragment or user info", c.BaseURL))
+	for _, b := range []struct {
+		key, example string
+		v            *string
+	}{
+		{"base_url", "https://skills.example.com", &c.BaseURL},
+		{"export_api_url", "https://api.skills.example.com", &c.ExportAPI},
+	} {
+		if err := baseURL(b.key, *b.v, b.example); err != nil {
+			errs = append(errs, err)
 		}
-		c.BaseURL = strings.TrimRight(c.BaseURL, "/")
-	}
-	if c.ExportAPI != "" {
-		u, err := url.Parse(c.ExportAPI)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			errs = append(errs, fmt.Errorf("export_api_url %q: must be an absolute http or https URL with no query, fragment or user info, such as https://api.skills.example.com", c.ExportAPI))
-		}
-		c.ExportAPI = strings.TrimRight(c.ExportAPI, "/")
+		*b.v = strings.TrimRight(*b.v, "/")
 	}
 	if c.ExportPrune < 0 {
 		errs = append(errs, errors.New("export_prune_older_than must not be negative"))
