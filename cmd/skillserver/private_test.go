@@ -63,16 +63,7 @@ func fetch(t *testing.T, method, u, auth string, body string) (*http.Response, [
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
-	resp, err := noRedirects.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return send(t, req)
 }
 
 // privateSurfaces is a request on every surface of the feed.

@@ -171,7 +171,7 @@ func send(t *testing.T, req *http.Request) (*http.Response, []byte) {
 	t.Helper()
 	resp, err := noRedirects.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", req.URL, err)
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
