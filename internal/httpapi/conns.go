@@ -91,6 +91,9 @@ type trackedConn struct {
 	phase connPhase
 	since time.Time
 	once  sync.Once
+	// held is what Write keeps back while the connection is corked
+	// (cork); nil when it is not.
+	held *[]byte
 }
 
 // evictGrace is how long a connection is safe from eviction after
@@ -233,6 +236,56 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
+// cork makes Write keep back the small writes of one response, the header
+// buffer net/http flushes before a body larger than it, and send them
+// with the next large write or at uncork, in one system call: without
+// it, a response of more than 4 KiB went out as two TCP segments, the
+// client woken for each. Only the goroutine answering the connection's
+// request writes to it, so the writes need no lock.
+func (c *trackedConn) cork() {
+	c.held = heldBuffers.Get().(*[]byte)
+}
+
+// uncork sends what Write kept back and makes it write through again.
+func (c *trackedConn) uncork() error {
+	held := c.held
+	if held == nil {
+		return nil
+	}
+	c.held = nil
+	var err error
+	if len(*held) > 0 {
+		_, err = c.Conn.Write(*held)
+	}
+	*held = (*held)[:0]
+	heldBuffers.Put(held)
+	return err
+}
+
+// heldMax is the most a corked connection keeps back: net/http's header
+// buffer, with room for the small writes that may follow it.
+const heldMax = 8 << 10
+
+var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, heldMax); return &b }}
+
+func (c *trackedConn) Write(p []byte) (int, error) {
+	held := c.held
+	if held == nil || len(*held) == 0 && len(p) > heldMax {
+		return c.Conn.Write(p)
+	}
+	if len(*held)+len(p) <= heldMax {
+		*held = append(*held, p...)
+		return len(p), nil
+	}
+	// One writev of what was kept back and p. Its count includes the
+	// kept bytes; the caller is told of p's only.
+	kept := len(*held)
+	bufs := net.Buffers{*held, p}
+	n, err := bufs.WriteTo(c.Conn)
+	*held = (*held)[:0]
+	return max(int(n)-kept, 0), err
+}
+
 // CloseWrite lets net/http half-close a TCP connection before closing it,
 // as it does on an unwrapped one, so the client reads the whole answer.
 func (c *trackedConn) CloseWrite() error {
@@ -351,16 +404,10 @@ type deadliner interface{ SetWriteDeadline(time.Time) error }
 // wrappers, found once per request (http.ResponseController would be an
 // allocation); off a real connection, one that does nothing.
 func writeDeadline(w http.ResponseWriter) deadliner {
-	for {
-		switch x := w.(type) {
-		case deadliner:
-			return x
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return noDeadline{}
-		}
+	if d, ok := beneath[deadliner](w); ok {
+		return d
 	}
+	return noDeadline{}
 }
 
 type noDeadline struct{}
@@ -387,14 +434,20 @@ func (w *stallWriter) Write(b []byte) (int, error) {
 		m, err := w.ResponseWriter.Write(b[:min(len(b), sendChunk)])
 		n += m
 		if err != nil {
-			if w.state != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-				w.state.stalled = w.stall // for the request log line
-			}
+			w.failed(err)
 			return n, err
 		}
 		b = b[m:]
 	}
 	return n, nil
+}
+
+// failed tells the request log that the deadline cut the response, when
+// err says so.
+func (w *stallWriter) failed(err error) {
+	if w.state != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		w.state.stalled = w.stall
+	}
 }
 
 func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

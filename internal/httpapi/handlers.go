@@ -467,9 +467,39 @@ func writeBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 	h["Content-Length"] = headerValue(w, slotContentLength, strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(b)
+		writeWhole(w, r, b)
 	}
 }
+
+// writeWhole writes b, the whole body, and flushes it with the headers
+// in as few system calls as the connection allows (trackedConn.cork):
+// one for a body that fits a TCP segment with them.
+func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
+	tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+	f, ok := beneath[http.Flusher](w)
+	if tc == nil || !ok || len(b) < corkMin {
+		_, _ = w.Write(b)
+		return
+	}
+	tc.cork()
+	_, err := w.Write(b)
+	if err == nil {
+		f.Flush()
+		// The last bytes kept back go out here: a client that stopped
+		// reading fails this write, past write_stall_timeout.
+		if err = tc.uncork(); err != nil {
+			if sw, ok := beneath[*stallWriter](w); ok {
+				sw.failed(err)
+			}
+		}
+		return
+	}
+	_ = tc.uncork() // the connection already failed; net/http closes it
+}
+
+// corkMin is the smallest body writeWhole corks the connection for: with
+// less, the headers and body fit net/http's 4 KiB buffer, one write.
+const corkMin = 2 << 10
 
 // noneMatchFails reports whether the If-None-Match list inm names the
 // response's ETag (weak comparison, RFC 9110 §13.1.2) or is "*". A list

@@ -110,15 +110,23 @@ var (
 // requestState is the statusWriter under w's wrappers, nil outside
 // observe.
 func requestState(w http.ResponseWriter) *statusWriter {
+	sw, _ := beneath[*statusWriter](w)
+	return sw
+}
+
+// beneath is the first of w and the writers under its wrappers (Unwrap)
+// that is a T.
+func beneath[T any](w http.ResponseWriter) (T, bool) {
 	for {
-		switch x := w.(type) {
-		case *statusWriter:
-			return x
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = x.Unwrap()
-		default:
-			return nil
+		if x, ok := w.(T); ok {
+			return x, true
 		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			var none T
+			return none, false
+		}
+		w = u.Unwrap()
 	}
 }
 
