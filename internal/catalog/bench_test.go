@@ -13,8 +13,12 @@ package catalog
 // benchmark asks for it.
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -24,8 +28,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/adrg/frontmatter"
+	"github.com/klauspost/compress/flate"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/skillserver/skillserver/internal/benchtree"
 	"github.com/skillserver/skillserver/internal/content"
@@ -185,6 +194,92 @@ func BenchmarkColdScan(b *testing.B) {
 	}
 	b.ReportMetric(float64(snap.Store.Bytes())/fileBytes, "store/file-B")
 	runtime.KeepAlive(snap)
+}
+
+// BenchmarkScanFloor measures the least work any cold scan that keeps
+// deflated archives must do on the tree, with nothing of this program's
+// own: list the folders, read and SHA-256 every file (what `find | xargs
+// -P$(nproc) sha256sum` does), and deflate every resource file at
+// content.CompressionLevel, on GOMAXPROCS workers. "frontmatter" also
+// parses the front matter of every SKILL.md and agent file with the
+// libraries the scan uses (adrg/frontmatter, yaml.v3 into a yaml.Node),
+// and nothing else of it. The SKILL.md files that archives hold are not
+// deflated here, so either floor is, if anything, low. Its time over
+// sha256sum's is the smallest ratio the cold-scan goal could see
+// (docs/benchmarks.md).
+func BenchmarkScanFloor(b *testing.B) {
+	tree := benchTreeFor(b)
+	for _, parse := range []bool{false, true} {
+		name := "deflate"
+		if parse {
+			name = "deflate+frontmatter"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(tree.Bytes)
+			for b.Loop() {
+				scanFloor(b, tree, parse)
+			}
+		})
+	}
+}
+
+// yamlV3 is front matter in YAML as the scan reads it: yaml.v3 (adrg/
+// frontmatter's own YAML format is yaml.v2's).
+var yamlV3 = frontmatter.NewFormat("---", "---", yaml.Unmarshal)
+
+func scanFloor(b *testing.B, tree *benchTree, parse bool) {
+	paths := make(chan string, 256)
+	var deflated, files, parsed atomic.Int64
+	var wg sync.WaitGroup
+	skills := filepath.Join(tree.Dir, "skills") + string(filepath.Separator)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			fw, err := flate.NewWriter(io.Discard, content.CompressionLevel)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for p := range paths {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					b.Error(err)
+					continue
+				}
+				_ = sha256.Sum256(data)
+				files.Add(1)
+				if filepath.Base(p) == skill.FileName || !strings.HasPrefix(p, skills) {
+					if parse {
+						var doc yaml.Node
+						if _, err := frontmatter.Parse(bytes.NewReader(data), &doc, yamlV3); err != nil || doc.Kind != yaml.DocumentNode {
+							b.Errorf("%s: no front matter parsed (%v)", p, err)
+						}
+						parsed.Add(1)
+					}
+					continue
+				}
+				fw.Reset(io.Discard)
+				_, _ = fw.Write(data)
+				_ = fw.Close()
+				deflated.Add(int64(len(data)))
+			}
+		})
+	}
+	err := filepath.WalkDir(tree.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && !strings.HasPrefix(d.Name(), ".") {
+			paths <- p
+		}
+		return err
+	})
+	close(paths)
+	wg.Wait()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if files.Load() != int64(tree.Files) {
+		b.Fatalf("read %d files, the tree has %d", files.Load(), tree.Files)
+	}
+	b.ReportMetric(float64(deflated.Load()), "deflated-B/op")
+	b.ReportMetric(float64(parsed.Load()), "parsed/op")
 }
 
 // BenchmarkReloadOneSkillUpdate measures the file watcher's path: one

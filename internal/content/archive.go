@@ -40,15 +40,16 @@ const (
 	dosTime0    = 0
 )
 
-// compressionLevel is fixed: changing it (or the compressor's version)
+// CompressionLevel is the klauspost/compress flate level of every
+// archive entry. It is fixed: changing it (or the compressor's version)
 // changes every archive's bytes and digest, so the golden test pins them.
 // Level 1 of klauspost/compress compresses several times faster than the
 // standard library's best level, at a modestly larger size; building
 // archives is most of a cold scan's time (docs/benchmarks.md).
-const compressionLevel = 1
+const CompressionLevel = 1
 
 var compressors = sync.Pool{New: func() any {
-	fw, err := flate.NewWriter(io.Discard, compressionLevel)
+	fw, err := flate.NewWriter(io.Discard, CompressionLevel)
 	if err != nil {
 		panic(err) // only for an invalid level
 	}
