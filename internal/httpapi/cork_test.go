@@ -168,3 +168,38 @@ func writeCalls() (int64, error) {
 	}
 	return 0, fmt.Errorf("no syscw in /proc/self/io")
 }
+
+// panicWriter panics on Write, under writeWhole's cork.
+type panicWriter struct{ http.ResponseWriter }
+
+func (w panicWriter) Write([]byte) (int, error)   { panic("write") }
+func (w panicWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// A panic while the body is written leaves the connection uncorked, so
+// the answer that follows (recoverPanics' 500, say) is sent, not kept
+// back.
+func TestCorkEndsOnPanic(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		func() {
+			defer func() { _ = recover() }()
+			writeWhole(panicWriter{w}, r, make([]byte, corkMin))
+		}()
+		tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+		if tc == nil || tc.held != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		_, _ = io.WriteString(w, "uncorked")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, ln := NewHTTPServer(h, ln, ConnLimits{MaxConns: 2}, nil)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	resp, body := keepAlive(t, ln.Addr().String())("GET", "/")
+	if resp.StatusCode != http.StatusOK || string(body) != "uncorked" {
+		t.Fatalf("got %d %q, want 200 \"uncorked\"", resp.StatusCode, body)
+	}
+}

@@ -475,26 +475,32 @@ func writeBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 // in as few system calls as the connection allows (trackedConn.cork):
 // one for a body that fits a TCP segment with them.
 func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
-	tc, _ := r.Context().Value(connKey{}).(*trackedConn)
-	f, ok := beneath[http.Flusher](w)
-	if tc == nil || !ok || len(b) < corkMin {
+	var tc *trackedConn
+	var f http.Flusher
+	if len(b) >= corkMin {
+		tc, _ = r.Context().Value(connKey{}).(*trackedConn)
+		f, _ = beneath[http.Flusher](w)
+	}
+	if tc == nil || f == nil {
 		_, _ = w.Write(b)
 		return
 	}
 	tc.cork()
-	_, err := w.Write(b)
-	if err == nil {
-		f.Flush()
-		// The last bytes kept back go out here: a client that stopped
-		// reading fails this write, past write_stall_timeout.
-		if err = tc.uncork(); err != nil {
-			if sw, ok := beneath[*stallWriter](w); ok {
-				sw.failed(err)
-			}
-		}
-		return
+	// Uncorked whatever happens, a panic included: a connection left
+	// corked would keep the next answer back. After the uncork below this
+	// sends nothing.
+	defer func() { _ = tc.uncork() }()
+	if _, err := w.Write(b); err != nil {
+		return // the connection failed; net/http closes it
 	}
-	_ = tc.uncork() // the connection already failed; net/http closes it
+	f.Flush()
+	// The last bytes kept back go out here: a client that stopped reading
+	// fails this write, past write_stall_timeout.
+	if err := tc.uncork(); err != nil {
+		if sw, ok := beneath[*stallWriter](w); ok {
+			sw.failed(err)
+		}
+	}
 }
 
 // corkMin is the smallest body writeWhole corks the connection for: with
