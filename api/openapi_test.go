@@ -643,19 +643,27 @@ func checkUpdatesBodies(t *testing.T, doc *openAPIDoc, schemas schemaSet, h http
 	c := responseChecker{t: t, doc: doc, schemas: schemas, op: op}
 	type post struct {
 		file string
+		body []byte // without file
 		want int
 	}
 	var posts []post
 	for _, f := range exampleFiles(t, "valid", "check-updates-request") {
-		posts = append(posts, post{f, http.StatusOK})
+		posts = append(posts, post{file: f, want: http.StatusOK})
 	}
-	for _, name := range []string{"over-100-items", "object-not-array", "version-is-number", "digest-malformed"} {
-		posts = append(posts, post{filepath.Join(exampleDir, "invalid", "check-updates-request", name+".json"), http.StatusBadRequest})
+	for _, name := range []string{"object-not-array", "version-is-number", "digest-malformed"} {
+		posts = append(posts, post{file: filepath.Join(exampleDir, "invalid", "check-updates-request", name+".json"), want: http.StatusBadRequest})
 	}
+	// One item more than the default max_update_checks: valid by the
+	// schema (the bound is configurable), refused by this server.
+	over := "[" + strings.TrimSuffix(strings.Repeat(`{"name":"k8s-deploy","version":"1.0.0"},`, 101), ",") + "]"
+	posts = append(posts, post{file: "101 items", body: []byte(over), want: http.StatusBadRequest})
 	for _, p := range posts {
-		b, err := os.ReadFile(p.file)
-		if err != nil {
-			t.Fatal(err)
+		b := p.body
+		if b == nil {
+			var err error
+			if b, err = os.ReadFile(p.file); err != nil {
+				t.Fatal(err)
+			}
 		}
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(b)))
 		req.Header.Set("Content-Type", "application/json")
