@@ -162,7 +162,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	limits := httpapi.ConnLimits{
-		MaxConns:          maxConnections(cfg.MaxConnections),
+		MaxConns:          maxConnections(cfg.MaxConnections, fdHeadroom(cfg)),
 		ReadHeaderTimeout: cfg.ReadHeaderTO,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
@@ -303,12 +303,26 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	}
 }
 
-// Connection caps: what max_connections 0 leaves of the open-file limit
-// for the scan, the watch and the metrics listener, and the most it picks.
+// Connection caps: what max_connections 0 keeps of the open-file limit
+// for the process itself, and the most it picks.
 const (
-	fdHeadroom   = 64
+	fdBase       = 32 // stdio, epoll, the listeners, the log file, the watch, provenance reads
+	scanFDs      = 4  // a scan worker's besides the folders below a version: root, skill and version folders, one file
 	autoMaxConns = 4096
 )
+
+// fdHeadroom is what max_connections 0 leaves of the open-file limit for
+// everything but clients: fdBase, the metrics listener's cap when it
+// listens, and the scan's, whose GOMAXPROCS workers each hold a folder
+// open at every level they are in, down to max_folder_depth, and one
+// file. With the defaults on two cores: 32 + 2 × (64 + 4) = 168.
+func fdHeadroom(cfg *config.Config) int {
+	n := fdBase + runtime.GOMAXPROCS(0)*(cfg.MaxFolderDepth+scanFDs)
+	if cfg.MetricsListen != "" {
+		n += cfg.MetricsMaxConns
+	}
+	return n
+}
 
 // noBound is a configured limit for an Options field whose 0 is its
 // default: the configuration's 0 (no limit) is -1 there.
@@ -320,8 +334,8 @@ func noBound(n int) int {
 }
 
 // maxConnections is the configured cap, or for 0 one that keeps accept
-// from ever running out of descriptors.
-func maxConnections(configured int) int {
+// from ever running out of descriptors, headroom left for the process.
+func maxConnections(configured, headroom int) int {
 	if configured > 0 {
 		return configured
 	}
@@ -329,21 +343,21 @@ func maxConnections(configured int) int {
 	if !ok {
 		return autoMaxConns
 	}
-	return autoMaxConnections(limit)
+	return autoMaxConnections(limit, headroom)
 }
 
 // autoMaxConnections is the cap for an open-file limit of nofile: the
-// limit less fdHeadroom, at most autoMaxConns, and under a limit so small
+// limit less headroom, at most autoMaxConns, and under a limit so small
 // that this leaves less than a quarter of it, a quarter. The process
 // holds about a dozen descriptors before any client: a floor of 16 under
 // `ulimit -n 24` let accept run out of them, and
 // then no client was answered.
-func autoMaxConnections(nofile uint64) int {
-	if nofile > autoMaxConns+fdHeadroom {
+func autoMaxConnections(nofile uint64, headroom int) int {
+	if nofile > uint64(autoMaxConns+headroom) {
 		return autoMaxConns
 	}
 	n := int(nofile)
-	return max(n-fdHeadroom, n/4, 1)
+	return max(n-headroom, n/4, 1)
 }
 
 // shutdown drains in-flight requests for at most timeout, then closes what
