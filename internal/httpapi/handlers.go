@@ -472,8 +472,10 @@ func writeBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 }
 
 // writeWhole writes b, the whole body, and flushes it with the headers
-// in as few system calls as the connection allows (trackedConn.cork):
-// one for a body that fits a TCP segment with them.
+// in one write system call where the connection allows
+// (trackedConn.cork): a writev of both for a body larger than heldMax.
+// A body over sendChunk is one write per chunk, the first with the
+// headers.
 func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
 	var tc *trackedConn
 	var f http.Flusher
