@@ -367,9 +367,10 @@ func (c *Catalog) RetainedBlob(d content.Digest) ([]byte, bool) {
 }
 
 // RetainedFile returns retained bytes d that an item allow lets through
-// (nil: any) published under the file name name, and that item's name:
-// what a content-addressed URL of a replaced artifact answers for the
-// retention window.
+// (nil: any) published under the file name name, and the item a download
+// of them installs ("" when they install nothing): what a
+// content-addressed URL of a replaced artifact answers for the retention
+// window.
 func (c *Catalog) RetainedFile(d content.Digest, name string, allow func(item string) bool) ([]byte, string, bool) {
 	return c.retain.file(d, name, allow, c.opts.Now())
 }

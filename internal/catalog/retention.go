@@ -61,10 +61,13 @@ type retainedBlob struct {
 	files map[retainedFile]bool
 }
 
-// retainedFile is one item's file name a retained blob was published as.
+// retainedFile is one item's file name a retained blob was published as,
+// and whether a download of it installed the item (feed.ArtifactFile's
+// Install).
 type retainedFile struct {
 	agent      bool
 	item, name string
+	install    bool
 }
 
 // fileOf is the name key's bytes are published as in their
@@ -125,7 +128,11 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 			b = &retainedBlob{data: data, expires: expires, files: map[retainedFile]bool{}}
 			r.blobs[d] = b
 		}
-		b.files[fileOf(key)] = true
+		f := fileOf(key)
+		if af, ok := old.Feed().ArtifactFile(d, f.name); ok {
+			f.install = af.Install != ""
+		}
+		b.files[f] = true
 	})
 	own := map[content.Digest]int64{}
 	old.Store.EachMissing(cur.Store, func(d content.Digest, b []byte) { own[d] = int64(len(b)) })
@@ -310,7 +317,9 @@ func (r *retention) blob(d content.Digest, now time.Time) ([]byte, bool) {
 
 // file returns retained bytes d if an item allow lets through published
 // them under name (a skill's SKILL.md, archive.zip or resource path, or
-// agent.md), and that item; allow nil lets every item through.
+// agent.md), and the item a download of them installed ("" for a file
+// that installs nothing, such as an archive version's SKILL.md); allow
+// nil lets every item through.
 func (r *retention) file(d content.Digest, name string, allow func(item string) bool, now time.Time) ([]byte, string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -320,7 +329,11 @@ func (r *retention) file(d content.Digest, name string, allow func(item string) 
 	}
 	for f := range b.files {
 		if f.name == name && (allow == nil || allow(f.item)) {
-			return b.data, f.item, true
+			install := ""
+			if f.install {
+				install = f.item
+			}
+			return b.data, install, true
 		}
 	}
 	return nil, "", false

@@ -3,12 +3,15 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // TestAPICatalog: the catalog is a linkset of the request's base whose
@@ -178,6 +181,50 @@ func TestRootLinks(t *testing.T) {
 		target := strings.TrimPrefix(l[:strings.IndexByte(l, '>')], "<")
 		if got := do(t, s, http.MethodGet, target); got.code != http.StatusOK {
 			t.Errorf("Link %s: GET %d", l, got.code)
+		}
+	}
+}
+
+// A replaced artifact's content-addressed URL counts installs as the
+// current one does: the archive of an archive version counts, the
+// SKILL.md inside it (which the pages link to) does not, whether the
+// snapshot that published them is current, retired or gone and its
+// bytes only retained.
+func TestRetainedDownloadsCountAsCurrent(t *testing.T) {
+	cat, write := editableSkill(t)
+	s := NewServer(cat, Options{BaseURL: testBase}, slog.New(slog.DiscardHandler))
+	sk, _ := cat.Current().Skill("a")
+	archive := feed.ArtifactPath(sk.Latest.Archive, feed.ArchiveFile)
+	skillMD := feed.ArtifactPath(sk.Latest.SkillMD, skill.FileName)
+	installs := func() uint64 {
+		t.Helper()
+		var got feed.FindResults
+		if err := json.Unmarshal(do(t, s, http.MethodGet, "/api/search?q=a").body, &got); err != nil || len(got.Skills) != 1 {
+			t.Fatalf("find: %v %+v", err, got)
+		}
+		return got.Skills[0].Installs
+	}
+	get := func(p string) {
+		t.Helper()
+		if r := do(t, s, http.MethodGet, p); r.code != http.StatusOK {
+			t.Fatalf("GET %s: %d", p, r.code)
+		}
+	}
+	for phase, reloads := range []int{0, 1, 12} { // current; retired; past the retired snapshots kept, bytes retained
+		for i := range reloads {
+			write(fmt.Sprintf("edit %d.%d", phase, i))
+			if _, err := cat.Reload(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := installs()
+		get(skillMD)
+		if n := installs(); n != before {
+			t.Errorf("after %d reloads: the archive's SKILL.md counted as an install (%d -> %d)", reloads, before, n)
+		}
+		get(archive)
+		if n := installs(); n != before+1 {
+			t.Errorf("after %d reloads: the archive counted %d installs, want 1", reloads, n-before)
 		}
 	}
 }

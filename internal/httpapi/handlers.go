@@ -305,12 +305,9 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 		if f.Scoped() {
 			allow = f.Allows
 		}
-		var item string
-		if body, item, found = s.cat.RetainedFile(d, name, allow); found {
-			file = feed.ArtifactFile{Digest: d, Name: name}
-			if name == skill.FileName || name == feed.ArchiveFile {
-				file.Install = item
-			}
+		var install string
+		if body, install, found = s.cat.RetainedFile(d, name, allow); found {
+			file = feed.ArtifactFile{Digest: d, Name: name, Install: install}
 		}
 	}
 	if !found {

@@ -585,24 +585,38 @@ func TestAdminReloadClientGone(t *testing.T) {
 	}
 }
 
-// TestPinnedURLSurvivesReload: a URL read from the feed before a reload
-// still answers exactly its bytes afterwards; unpinned, the path serves
-// the new bytes.
-func TestPinnedURLSurvivesReload(t *testing.T) {
+// editableSkill is a catalog over one skill, a 1.0.0 with a resource
+// (so an archive), loaded with ref "one", and write, which rewrites its
+// SKILL.md and ref.md with ref: the same version edited in place, for
+// the next Reload.
+func editableSkill(t *testing.T) (*catalog.Catalog, func(ref string)) {
+	t.Helper()
 	root := t.TempDir()
 	dir := filepath.Join(root, "a")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	write := func(ref string) {
-		os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: a\ndescription: d\nversion: 1.0.0\n---\n"), 0o644)
-		os.WriteFile(filepath.Join(dir, "ref.md"), []byte(ref), 0o644)
+		t.Helper()
+		for name, data := range map[string]string{"SKILL.md": "---\nname: a\ndescription: d\nversion: 1.0.0\n---\n" + ref, "ref.md": ref} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	write("one")
 	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
 	if _, err := cat.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	return cat, write
+}
+
+// TestPinnedURLSurvivesReload: a URL read from the feed before a reload
+// still answers exactly its bytes afterwards; unpinned, the path serves
+// the new bytes.
+func TestPinnedURLSurvivesReload(t *testing.T) {
+	cat, write := editableSkill(t)
 	s := NewServer(cat, Options{BaseURL: testBase}, slog.New(slog.DiscardHandler))
 	var idx struct {
 		Skills []struct {

@@ -45,7 +45,7 @@ type Snapshots interface {
 	RetainedBlob(d content.Digest) ([]byte, bool)
 	// RetainedFile returns retained bytes d that an item allow lets
 	// through (nil: any) published under the file name name, and the
-	// item's name.
+	// item a download of them installs ("" when none).
 	RetainedFile(d content.Digest, name string, allow func(item string) bool) ([]byte, string, bool)
 }
 
