@@ -149,6 +149,9 @@ func TestCorkedResponseIsOneWrite(t *testing.T) {
 		// uncorked path is at 3 per request.
 		perRequest := float64(after-before) / requests
 		t.Logf("%d-byte body: %.2f write calls per request and response", n, perRequest)
+		if perRequest < 2 {
+			t.Skipf("syscw counted %.2f write calls per request and answer, fewer than the two there are: it does not count socket writes here", perRequest)
+		}
 		if perRequest > 2.5 {
 			t.Errorf("%d-byte body: %.2f write calls per request and response, want 2 (one each)", n, perRequest)
 		}
