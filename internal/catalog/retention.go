@@ -57,17 +57,15 @@ type retainedBlob struct {
 	data    []byte
 	expires time.Time
 	// files are the items and file names the bytes were published under,
-	// for their content-addressed URLs (feed.ArtifactPath).
+	// for their content-addressed URLs (feed.ArtifactPath), each true when
+	// a download of it installed the item.
 	files map[retainedFile]bool
 }
 
-// retainedFile is one item's file name a retained blob was published as,
-// and whether a download of it installed the item (feed.ArtifactFile's
-// Install).
+// retainedFile is one item's file name a retained blob was published as.
 type retainedFile struct {
 	agent      bool
 	item, name string
-	install    bool
 }
 
 // fileOf is the name key's bytes are published as in their
@@ -115,7 +113,7 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 	expires := now.Add(r.window)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	old.changedArtifacts(cur, func(key ArtifactKey, d content.Digest) {
+	old.changedArtifacts(cur, func(key ArtifactKey, d content.Digest, install bool) {
 		data, ok := old.Store.Get(d)
 		if !ok {
 			return
@@ -129,10 +127,7 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 			r.blobs[d] = b
 		}
 		f := fileOf(key)
-		if af, ok := old.Feed().ArtifactFile(d, f.name); ok {
-			f.install = af.Install != ""
-		}
-		b.files[f] = true
+		b.files[f] = b.files[f] || install
 	})
 	own := map[content.Digest]int64{}
 	old.Store.EachMissing(cur.Store, func(d content.Digest, b []byte) { own[d] = int64(len(b)) })
@@ -327,10 +322,10 @@ func (r *retention) file(d content.Digest, name string, allow func(item string) 
 	if !ok || !now.Before(b.expires) {
 		return nil, "", false
 	}
-	for f := range b.files {
+	for f, installs := range b.files {
 		if f.name == name && (allow == nil || allow(f.item)) {
 			install := ""
-			if f.install {
+			if installs {
 				install = f.item
 			}
 			return b.data, install, true
@@ -372,9 +367,11 @@ type ArtifactKey struct {
 }
 
 // changedArtifacts calls fn with every artifact key s serves that cur
-// does not serve with the same digest. Entries cur reused from s are
-// skipped whole, so the cost follows the size of the change.
-func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key ArtifactKey, d content.Digest)) {
+// does not serve with the same digest, and whether a download of it
+// installs its item (as feed.ArtifactFile's Install says). Entries cur
+// reused from s are skipped whole, so the cost follows the size of the
+// change.
+func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key ArtifactKey, d content.Digest, install bool)) {
 	skillNames, agentNames := maps.Keys(s.skillEntries), maps.Keys(s.agentEntries)
 	if cur.partial {
 		// Only the rescanned entries can differ.
@@ -386,7 +383,7 @@ func (s *Snapshot) changedArtifacts(cur *Snapshot, fn func(key ArtifactKey, d co
 
 // changedIn calls fn with every artifact of the entries names of old that
 // cur does not serve with the same digest; files lists a version's.
-func changedIn[V item.Version](old, cur map[string]*scan.Entry[V], names iter.Seq[string], files func(V) []artifact, fn func(ArtifactKey, content.Digest)) {
+func changedIn[V item.Version](old, cur map[string]*scan.Entry[V], names iter.Seq[string], files func(V) []artifact, fn func(ArtifactKey, content.Digest, bool)) {
 	for name := range names {
 		e := old[name]
 		if e == nil || e.Item == nil || cur[name] == e {
@@ -408,7 +405,7 @@ func changedIn[V item.Version](old, cur map[string]*scan.Entry[V], names iter.Se
 			}
 			for _, a := range files(v) {
 				if d, ok := served[a.key]; !ok || d != a.digest {
-					fn(a.key, a.digest)
+					fn(a.key, a.digest, a.install)
 				}
 			}
 		}
@@ -417,26 +414,28 @@ func changedIn[V item.Version](old, cur map[string]*scan.Entry[V], names iter.Se
 
 // artifact is one file a version serves at a pinned URL.
 type artifact struct {
-	key    ArtifactKey
-	digest content.Digest
+	key     ArtifactKey
+	digest  content.Digest
+	install bool // a download of it installs the version: its archive, or a lone SKILL.md
 }
 
 // skillFiles are a skill version's SKILL.md, archive and resources.
 func skillFiles(v *item.SkillVersion) []artifact {
-	file := func(name string, d content.Digest) artifact {
-		return artifact{ArtifactKey{Name: v.Name, Version: v.Version, File: name}, d}
+	file := func(name string, d content.Digest, install bool) artifact {
+		return artifact{ArtifactKey{Name: v.Name, Version: v.Version, File: name}, d, install}
 	}
-	out := []artifact{file(skill.FileName, v.SkillMD)}
-	if v.Type == item.TypeArchive {
-		out = append(out, file(feed.ArchiveFile, v.Archive))
+	archived := v.Type == item.TypeArchive
+	out := []artifact{file(skill.FileName, v.SkillMD, !archived)}
+	if archived {
+		out = append(out, file(feed.ArchiveFile, v.Archive, true))
 	}
 	for _, r := range v.Resources {
-		out = append(out, file(r.Path, r.Digest))
+		out = append(out, file(r.Path, r.Digest, false))
 	}
 	return out
 }
 
 // agentFiles is a sub-agent version's agent-md file.
 func agentFiles(v *item.AgentVersion) []artifact {
-	return []artifact{{ArtifactKey{Agent: true, Name: v.Name, Version: v.Version}, v.Digest}}
+	return []artifact{{ArtifactKey{Agent: true, Name: v.Name, Version: v.Version}, v.Digest, false}}
 }
