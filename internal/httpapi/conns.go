@@ -247,6 +247,9 @@ func (c *trackedConn) cork() {
 }
 
 // uncork sends what Write kept back and makes it write through again.
+// When that write fails, it closes the connection: net/http, which was
+// told its bytes were written, would otherwise go on to the next request
+// after a cut response, on a stream whose framing is broken.
 func (c *trackedConn) uncork() error {
 	held := c.held
 	if held == nil {
@@ -255,7 +258,9 @@ func (c *trackedConn) uncork() error {
 	c.held = nil
 	var err error
 	if len(*held) > 0 {
-		_, err = c.Conn.Write(*held)
+		if _, err = c.Conn.Write(*held); err != nil {
+			_ = c.Close()
+		}
 	}
 	*held = (*held)[:0]
 	heldBuffers.Put(held)

@@ -120,3 +120,30 @@ func TestSlowDownloadIsNotCut(t *testing.T) {
 		}
 	})
 }
+
+// A corked response (trackedConn.cork) whose last bytes stall past the
+// timeout closes its connection. Before, net/http had been told those
+// bytes were written, kept the connection, and answered the next
+// pipelined request on it after a cut response.
+func TestStalledCorkedResponseCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header()["Etag"] = []string{`"x"`}
+			writeBytes(w, r, make([]byte, 5000)) // kept back whole until uncork
+		})
+		ln := newPipeListener()
+		srv, sln := NewHTTPServer(sendDeadline(time.Second)(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Minute}, nil)
+		go func() { _ = srv.Serve(sln) }()
+		defer srv.Close()
+		c := ln.dial()
+		defer c.Close()
+		_, _ = io.WriteString(c, "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+		time.Sleep(time.Hour) // the client reads nothing
+		synctest.Wait()
+		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+		got, err := io.ReadAll(c)
+		if err != nil || len(got) != 0 {
+			t.Errorf("an hour after its response stalled, the connection gave %d more bytes and %v; want it closed", len(got), err)
+		}
+	})
+}
