@@ -95,7 +95,7 @@ func TestOpenAPIServed(t *testing.T) {
 
 // TestFindCountsInstalls: /api/search ranks as /api/v1/skills, names this
 // server as every hit's source, and counts whole GETs of SKILL.md and
-// archive.zip, not HEAD, Range, 304 or resources.
+// archive.zip, not HEAD, Range, 304, a failed precondition or resources.
 func TestFindCountsInstalls(t *testing.T) {
 	const base = "https://skills.example.com"
 	s, snap := newTestServer(t, Options{BaseURL: base})
@@ -154,6 +154,7 @@ func TestFindCountsInstalls(t *testing.T) {
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "If-None-Match", "W/" + etag},
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "If-None-Match", `"other", ` + etag},
 		{http.MethodGet, feed.ArtifactPath(k8s.Latest.Archive, feed.ArchiveFile), "If-None-Match", "*"},
+		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "If-Match", `"other"`}, // 412
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/1.2.0/scripts/deploy.sh", "", ""},
 		{http.MethodGet, "/api/v1/skills/k8s-deploy/9.9.9/archive.zip", "", ""},
 	}

@@ -21,16 +21,8 @@ type installCounts struct {
 	m sync.Map // skill name -> *atomic.Uint64
 }
 
-// count adds one download of name's artifact with ETag etag, when r is
-// one: a revalidation is known by the same If-None-Match test that
-// answers it 304 (noneMatchFails), weak tags, lists and * included.
-func (c *installCounts) count(r *http.Request, name, etag string) {
-	if name == "" || r.Method != http.MethodGet || firstValueOf(r.Header, "Range") != "" {
-		return
-	}
-	if inm := r.Header["If-None-Match"]; len(inm) > 0 && noneMatchFails(inm[0], []string{etag}) {
-		return
-	}
+// add counts one download of name's artifact.
+func (c *installCounts) add(name string) {
 	v, ok := c.m.Load(name)
 	if !ok {
 		v, _ = c.m.LoadOrStore(name, new(atomic.Uint64))

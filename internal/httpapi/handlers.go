@@ -83,11 +83,12 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			// A client that began walking the tree before a reload may
 			// follow an href the new snapshot no longer has; let it finish
 			// from the snapshot it started on.
-			for _, old := range s.cat.Retired() {
-				if ok || !key.Kind.Retainable() {
-					break
+			if !ok && key.Kind.Retainable() {
+				for _, old := range s.cat.Retired() {
+					if doc, ok = view(r, old.Feed()).Document(base, key); ok {
+						break
+					}
 				}
-				doc, ok = view(r, old.Feed()).Document(base, key)
 			}
 		}
 		if !ok {
@@ -290,12 +291,13 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 	if found {
 		body, found = snap.Store.Get(d)
 	}
-	for _, old := range s.cat.Retired() {
-		if found {
-			break
-		}
-		if file, found = view(r, old.Feed()).ArtifactFile(d, name); found {
-			body, found = old.Store.Get(d)
+	if !found {
+		for _, old := range s.cat.Retired() {
+			if file, found = view(r, old.Feed()).ArtifactFile(d, name); found {
+				if body, found = old.Store.Get(d); found {
+					break
+				}
+			}
 		}
 	}
 	if !found {
@@ -332,9 +334,9 @@ func artifactKey(f *feed.Feed, k catalog.ArtifactKey) catalog.ArtifactKey {
 // this path, and 404 otherwise, never other bytes. Pinned responses may be
 // cached forever.
 func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, a artifact) {
-	h := w.Header()
 	var body []byte
 	var ok bool
+	var cache []string
 	if q, pinned := query(w, r)["digest"]; pinned {
 		want, err := content.ParseDigest(q[0])
 		if err != nil {
@@ -351,7 +353,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			return
 		}
 		a.digest = want
-		h["Cache-Control"] = cacheImmutables
+		cache = cacheImmutables
 	} else {
 		if a.digest == "" {
 			s.fail(w, r, a.missing)
@@ -361,24 +363,29 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			s.fail(w, r, fmt.Errorf("snapshot %d advertises blob %s it does not hold", snap.Generation, a.digest))
 			return
 		}
-		h["Cache-Control"] = cacheShorts
+		cache = cacheShorts
 	}
-	s.writeArtifact(w, r, body, a.digest, a.contentType, h["Cache-Control"], a.install)
+	s.writeArtifact(w, r, body, a.digest, a.contentType, cache, a.install)
 }
 
 // writeArtifact answers with artifact bytes body of digest d: its
 // Content-Type and Cache-Control, the digest as ETag, the artifact
-// security headers, and a download of install's artifact counted (none
-// when install is "").
+// security headers; and when it answered a GET with the whole body (a
+// 200: not HEAD, a Range, a revalidation's 304 or a failed
+// precondition), a download of install's artifact counted (none when
+// install is "").
 func (s *Server) writeArtifact(w http.ResponseWriter, r *http.Request, body []byte, d content.Digest, contentType, cacheControl []string, install string) {
 	h := w.Header()
 	h["Cache-Control"] = cacheControl
 	h["Content-Type"] = contentType
-	etag := d.ETag()
-	h["Etag"] = headerValue(w, slotETag, etag)
+	h["Etag"] = headerValue(w, slotETag, d.ETag())
 	setArtifactSecurity(h)
-	s.installs.count(r, install, etag)
 	s.serveBytes(w, r, body)
+	if install != "" && r.Method == http.MethodGet {
+		if sw := requestState(w); sw != nil && sw.status == http.StatusOK {
+			s.installs.add(install)
+		}
+	}
 }
 
 // acceptsGzip reports whether the request's Accept-Encoding allows gzip.
