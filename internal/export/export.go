@@ -76,13 +76,33 @@ type File struct {
 	rank int
 }
 
-// Ranks of File, in write order.
+// Ranks of File, in write order: each after what it links to.
 const (
-	rankArtifact = iota // content-addressed, never changes
-	rankLatest          // latest-version files
-	rankItem            // per-item documents (versions, identities, pages, scoped indexes)
-	rankEntry           // entry documents, which link the others
+	rankArtifact        = iota // content-addressed, never changes
+	rankLatest                 // latest-version files
+	rankSubagentVersion        // link artifacts
+	rankSubagent               // a sub-agent's identity links its versions
+	rankSubagentPage           // a page links identities
+	rankSkillVersion           // may link a sub-agent's identity (routes_to_subagent)
+	rankSkill
+	rankSkillPage
+	rankItem     // other per-item documents (scoped indexes, which link artifacts)
+	rankEntry    // entry documents: indexes, the agent card, the description
+	rankManifest // links the skill and sub-agent indexes
+	rankCatalog  // the API catalog, which links the manifest and the description
 )
+
+// docRanks are the ranks of the documents of the native tree that link
+// others of it; the other documents are rankItem or rankEntry.
+var docRanks = map[feed.DocKind]int{
+	feed.DocSubagentVersion: rankSubagentVersion,
+	feed.DocSubagent:        rankSubagent,
+	feed.DocSubagentPage:    rankSubagentPage,
+	feed.DocSkillVersion:    rankSkillVersion,
+	feed.DocSkill:           rankSkill,
+	feed.DocSkillPage:       rankSkillPage,
+	feed.DocManifest:        rankManifest,
+}
 
 // Files returns every file of the export of f (a snapshot's feed) for
 // opts, sorted in write order, then by key.
@@ -135,10 +155,18 @@ func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
 		if !ok {
 			return nil, fmt.Errorf("document %s is listed but not rendered", key.Path())
 		}
-		rank := rankItem
 		paths := []string{key.Path()}
-		if len(feed.Params(key.Kind.Patterns()[0])) == 0 {
-			rank, paths = rankEntry, key.Kind.Patterns() // the agent card answers at both paths
+		entry := len(feed.Params(key.Kind.Patterns()[0])) == 0
+		if entry {
+			paths = key.Kind.Patterns() // the agent card answers at both paths
+		}
+		rank, ok := docRanks[key.Kind]
+		switch {
+		case ok:
+		case entry:
+			rank = rankEntry
+		default:
+			rank = rankItem
 		}
 		for _, p := range paths {
 			if err := add(p, doc.Body, feed.JSONContentType, feed.CacheShort, rank); err != nil {
@@ -150,7 +178,7 @@ func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode the API catalog: %w", err)
 	}
-	if err := add(feed.PathAPICatalog, catalog, feed.APICatalogContentType, feed.CacheShort, rankEntry); err != nil {
+	if err := add(feed.PathAPICatalog, catalog, feed.APICatalogContentType, feed.CacheShort, rankCatalog); err != nil {
 		return nil, err
 	}
 	if err := add(feed.PathOpenAPI, api.OpenAPI, feed.OpenAPIContentType, feed.CacheShort, rankEntry); err != nil {

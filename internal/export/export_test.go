@@ -430,3 +430,80 @@ func TestStateFileBadTimeIsKept(t *testing.T) {
 		t.Errorf("unnamed_since of the key = %q, want this export's time %q", got.Unnamed[stray], want)
 	}
 }
+
+// Files are written so that a reader walking the export while it is
+// written never follows a link to a file not there yet: every URL or href
+// a JSON file holds that names another file of the export names one
+// written before it. Before, every per-item document had one rank, so an
+// identity was written before its versions and a page before the
+// identities it lists.
+func TestExportWritesWhatIsLinkedFirst(t *testing.T) {
+	skills, agents := fixture.ExampleTree(t, "../..")
+	snap := build(t, skills, agents)
+	files, err := export.Files(snap.Feed(), snap.Store, export.Options{BaseURL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[string]int{}
+	for i, f := range files {
+		at[f.Key] = i
+	}
+	links := 0
+	for i, f := range files {
+		if !strings.HasPrefix(f.ContentType, "application/") || !json.Valid(f.Body) {
+			continue
+		}
+		var doc any
+		if err := json.Unmarshal(f.Body, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for s := range jsonStrings(doc) {
+			target, ok := strings.CutPrefix(s, base)
+			if !ok && !strings.HasPrefix(s, "/") {
+				continue
+			}
+			if !ok {
+				target = s
+			}
+			target, _, _ = strings.Cut(strings.TrimPrefix(target, "/"), "?")
+			j, exported := at[target]
+			if !exported || j == i {
+				continue
+			}
+			links++
+			if j > i {
+				t.Errorf("%s (written %d.) links %s, written after it (%d.)", f.Key, i+1, target, j+1)
+			}
+		}
+	}
+	if links < len(files)/2 {
+		t.Fatalf("found %d links between %d files: the walk misses them", links, len(files))
+	}
+}
+
+// jsonStrings yields every string value in a decoded JSON document.
+func jsonStrings(v any) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		var walk func(any) bool
+		walk = func(v any) bool {
+			switch x := v.(type) {
+			case string:
+				return yield(x)
+			case []any:
+				for _, e := range x {
+					if !walk(e) {
+						return false
+					}
+				}
+			case map[string]any:
+				for _, e := range x {
+					if !walk(e) {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		walk(v)
+	}
+}
