@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -505,5 +506,44 @@ func jsonStrings(v any) func(yield func(string) bool) {
 			return true
 		}
 		walk(v)
+	}
+}
+
+// A store whose MD5 of an object is not the MD5 of its bytes (S3 gives
+// such ETags to objects it encrypts with SSE-KMS or SSE-C keys; here the
+// file:// driver's recorded MD5 is overwritten) still has an unchanged
+// tree's export write nothing: the export recorded the MD5 of what it
+// wrote in the object's metadata. Before, every such object was uploaded
+// again by every export.
+func TestBucketWhoseMD5IsNotTheData(t *testing.T) {
+	skills, agents := fixture.ExampleTree(t, "../..")
+	snap := build(t, skills, agents)
+	bucketDir := t.TempDir()
+	url := "file://" + filepath.ToSlash(bucketDir)
+	first := exportTo(t, snap, url, export.Options{})
+	var attrs []string
+	err := filepath.WalkDir(bucketDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".attrs") {
+			attrs = append(attrs, p)
+		}
+		return err
+	})
+	if err != nil || len(attrs) < first.Files {
+		t.Fatalf("%d .attrs files of the file:// driver under %s for %d files: %v", len(attrs), bucketDir, first.Files, err)
+	}
+	for _, p := range attrs {
+		var xa map[string]any
+		if err := json.Unmarshal(readFile(t, p), &xa); err != nil {
+			t.Fatal(err)
+		}
+		xa["md5"] = []byte("0123456789abcdef") // 16 bytes, not the data's MD5
+		b, err := json.Marshal(xa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, p, string(b))
+	}
+	if res := exportTo(t, snap, url, export.Options{}); res.Written != 0 || res.Unchanged != first.Files {
+		t.Errorf("export to a bucket whose MD5s are not the data's: %+v; want nothing written (%d attributes files changed)", res, len(attrs))
 	}
 }

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -204,7 +205,7 @@ func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
 	switch {
 	case !ok:
 		return Missing, nil
-	case l.size != int64(len(f.Body)) || (l.md5 != nil && !bytes.Equal(l.md5, md5Of(f.Body))):
+	case l.size != int64(len(f.Body)):
 		return Bytes, nil // no attributes needed
 	}
 	a, err := u.b.Attributes(ctx, f.Key)
@@ -214,14 +215,22 @@ func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
 	case err != nil:
 		return 0, err
 	}
+	want := md5Of(f.Body)
 	sum := a.MD5
 	if sum == nil {
 		sum = l.md5
 	}
 	switch {
-	case a.Size != int64(len(f.Body)) || (sum != nil && !bytes.Equal(sum, md5Of(f.Body))):
+	case a.Size != int64(len(f.Body)):
 		return Bytes, nil
-	case sum == nil && strings.Trim(a.ETag, `"`) != multipartETag(f.Body):
+	case sum != nil && bytes.Equal(sum, want):
+	case a.Metadata[md5Metadata] == hex.EncodeToString(want):
+		// What this export wrote, where the store's MD5 is not of the
+		// data: S3 encrypting with SSE-KMS or SSE-C keys gives such
+		// ETags, and every export would upload the whole bucket again.
+	case sum != nil:
+		return Bytes, nil
+	case strings.Trim(a.ETag, `"`) != multipartETag(f.Body):
 		same, err := u.holds(ctx, f.Key, f.Body)
 		if err != nil {
 			return 0, err
@@ -235,6 +244,11 @@ func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
 	}
 	return Same, nil
 }
+
+// md5Metadata is the object metadata key under which the export records
+// the MD5 of the bytes it wrote (hex), for stores whose own MD5 (an S3
+// ETag) is not of the data.
+const md5Metadata = "skillserver-md5"
 
 // sameMediaType compares two Content-Type values as media types, so a
 // store that respells one ("text/markdown;charset=utf-8") does not make
@@ -266,8 +280,10 @@ func multipartETag(b []byte) string {
 }
 
 func (u *bucket) Write(ctx context.Context, f File) error {
+	sum := md5Of(f.Body)
 	return u.b.WriteAll(ctx, f.Key, f.Body, &blob.WriterOptions{
-		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: md5Of(f.Body), BufferSize: partSize,
+		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: sum, BufferSize: partSize,
+		Metadata: map[string]string{md5Metadata: hex.EncodeToString(sum)},
 	})
 }
 
