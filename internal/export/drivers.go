@@ -1,16 +1,11 @@
 package export
 
-// optionalDriver is a bucket driver a build tag can leave out of the
-// binary. Each one's package initialisation costs memory in every
-// process, whatever the command (docs/operations.md, "Smaller builds").
-type optionalDriver struct {
-	tag    string // the build tag that leaves it out
-	linked bool   // set by its drivers_*.go when it is built in
-}
-
-// optionalDrivers are keyed by URL scheme.
-var optionalDrivers = map[string]*optionalDriver{
-	"s3":     {tag: "no_s3blob"},
-	"gs":     {tag: "no_gcsblob"},
-	"azblob": {tag: "no_azureblob"},
+// optionalDrivers are the bucket drivers a build tag can leave out of the
+// binary, by URL scheme, with that tag. Each one's package initialisation
+// costs memory in every process, whatever the command (docs/operations.md,
+// "Smaller builds"); the drivers_*.go files link them in.
+var optionalDrivers = map[string]string{
+	"s3":     "no_s3blob",
+	"gs":     "no_gcsblob",
+	"azblob": "no_azureblob",
 }

@@ -3,5 +3,3 @@
 package export
 
 import _ "gocloud.dev/blob/azureblob" // azblob://
-
-func init() { optionalDrivers["azblob"].linked = true }

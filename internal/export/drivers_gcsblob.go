@@ -3,5 +3,3 @@
 package export
 
 import _ "gocloud.dev/blob/gcsblob" // gs://
-
-func init() { optionalDrivers["gs"].linked = true }

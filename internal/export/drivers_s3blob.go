@@ -3,5 +3,3 @@
 package export
 
 import _ "gocloud.dev/blob/s3blob" // s3://
-
-func init() { optionalDrivers["s3"].linked = true }

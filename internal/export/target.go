@@ -43,8 +43,8 @@ type Target interface {
 // drivers), or else a folder, created if missing.
 func Open(ctx context.Context, out string) (Target, error) {
 	if scheme, _, ok := strings.Cut(out, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, `/\`) {
-		if d, known := optionalDrivers[scheme]; known && !d.linked {
-			return nil, fmt.Errorf("open bucket %s: this skillserver was built with -tags %s, which leaves the %s:// driver out; use a build without that tag (make build and the container image have every driver)", out, d.tag, scheme)
+		if tag, optional := optionalDrivers[scheme]; optional && !blob.DefaultURLMux().ValidBucketScheme(scheme) {
+			return nil, fmt.Errorf("open bucket %s: this skillserver was built with -tags %s, which leaves the %s:// driver out; use a build without that tag (make build and the container image have every driver)", out, tag, scheme)
 		}
 		b, err := blob.OpenBucket(ctx, out)
 		if err != nil {
