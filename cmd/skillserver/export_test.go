@@ -65,24 +65,29 @@ func urlPath(key string) string {
 func TestExportEqualsServe(t *testing.T) {
 	skills, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
-	live, static := t.TempDir(), t.TempDir()
+	live, static, bucketDir := t.TempDir(), t.TempDir(), t.TempDir()
 	runExport(t, "--skills", skills, "--agents", agents, "--base-url", ts.URL, "--api-url", ts.URL, "--out", live)
 	runExport(t, "--skills", skills, "--agents", agents, "--base-url", ts.URL, "--out", static)
+	// A bucket export carries each file's Content-Type (a folder has none).
+	bucketURL := "file://" + filepath.ToSlash(bucketDir)
+	runExport(t, "--skills", skills, "--agents", agents, "--base-url", ts.URL, "--api-url", ts.URL, "--out", bucketURL)
+	b := openBucket(t, bucketURL)
 
 	files := exportedFiles(t, live)
 	if len(files) < 50 {
 		t.Fatalf("the export holds %d files", len(files))
 	}
-	for _, key := range slices.Sorted(func(yield func(string) bool) {
-		for k := range files {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, key := range slices.Sorted(maps.Keys(files)) {
 		resp, body := ts.get(t, urlPath(key))
 		if resp.StatusCode != 200 || !bytes.Equal(body, files[key]) {
 			t.Errorf("%s: serve answers %d with %d bytes that differ from the export's %d", key, resp.StatusCode, len(body), len(files[key]))
+		}
+		attrs, err := b.Attributes(t.Context(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct := resp.Header.Get("Content-Type"); attrs.ContentType != ct {
+			t.Errorf("%s: the export's Content-Type is %q, serve's %q", key, attrs.ContentType, ct)
 		}
 	}
 
@@ -378,7 +383,8 @@ func openBucket(t *testing.T, bucketURL string) *blob.Bucket {
 
 // checkBucket fails the test unless the bucket holds exactly the files
 // of want (a folder export: slash path -> bytes) and the state file,
-// each object with the Content-Type and Cache-Control serve sends and no
+// each object with the Content-Type and Cache-Control of its kind of file
+// (TestExportEqualsServe compares the types with serve's) and no
 // Content-Encoding.
 func checkBucket(t *testing.T, b *blob.Bucket, want map[string][]byte) {
 	t.Helper()
