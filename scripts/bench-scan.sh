@@ -9,8 +9,7 @@
 #   3. run the Go benchmarks (cold scan, one-skill Update, full Reload)
 #      with -count $BENCH_COUNT;
 #   4. repeat the cold scan on one core (-cpu 1: GOMAXPROCS=1, so one scan
-#      worker, and the garbage collector shares its core, as sha256sum has
-#      one);
+#      worker, and the garbage collector shares its core), for reference;
 #   5. paired rounds: sha256sum (3 runs), then the scan floor
 #      (BenchmarkScanFloor/deflate+frontmatter: reading, hashing, deflating
 #      and parsing front matter with nothing else), then one cold scan, so

@@ -40,7 +40,7 @@ const (
 
 // ModTime is the modification time of every generated file: fixed, so
 // the tree is byte- and metadata-identical on every machine, and far in the
-// past, so the file cache trusts it (see scanCache.lookup's inDoubt).
+// past, so the scan's file cache trusts it (internal/scan's inDoubt).
 var ModTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Tree describes a generated tree; it is also the marker file.

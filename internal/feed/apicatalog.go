@@ -58,7 +58,7 @@ var catalogAPIs = []catalogAPI{
 // when it answers; a static export that names no live server passes ""
 // and lists neither.
 func APICatalog(base, apiBase string) Linkset {
-	desc := []TargetLink{{Href: base + PathOpenAPI, Type: "application/yaml"}}
+	desc := []TargetLink{{Href: base + PathOpenAPI, Type: OpenAPIContentType}}
 	var status []TargetLink
 	if apiBase != "" {
 		status = []TargetLink{{Href: apiBase + PathHealth, Type: "application/json"}}
@@ -88,7 +88,7 @@ func APICatalog(base, apiBase string) Linkset {
 func RootLinks(prefix string) string {
 	links := []string{
 		"<" + prefix + PathAPICatalog + `>; rel="api-catalog"`,
-		"<" + prefix + PathOpenAPI + `>; rel="service-desc"; type="application/yaml"`,
+		"<" + prefix + PathOpenAPI + `>; rel="service-desc"; type=` + OpenAPIContentType,
 	}
 	for _, api := range catalogAPIs {
 		links = append(links, "<"+prefix+api.Href+`>; rel="item"; type="`+api.Type+`"`)
