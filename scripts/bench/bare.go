@@ -51,16 +51,23 @@ func loadMirror(dir string) (map[string]*bareFile, error) {
 	return files, err
 }
 
+// listenMirror loads the mirror in dir for a bare side, and the loopback
+// listener it serves on.
+func listenMirror(dir string) (map[string]*bareFile, net.Listener, error) {
+	files, err := loadMirror(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return files, ln, err
+}
+
 // startBare serves the mirror in dir from memory with the least a Go
 // server can do: an ETag, If-None-Match, Content-Length, gzip when a
 // .gz sibling exists; no log, no metrics, no middleware. It calibrates
 // the comparison: how near nginx net/http itself gets on this machine.
 func startBare(dir string) (base string, stop func(), err error) {
-	files, err := loadMirror(dir)
-	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	files, ln, err := listenMirror(dir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -93,11 +100,7 @@ func startBare(dir string) (base string, stop func(), err error) {
 // answers from the same memory, through another Go HTTP/1.1 engine. It
 // says how much of the gap to nginx is net/http's own.
 func startBareFast(dir string) (base string, stop func(), err error) {
-	files, err := loadMirror(dir)
-	if err != nil {
-		return "", nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	files, ln, err := listenMirror(dir)
 	if err != nil {
 		return "", nil, err
 	}
