@@ -236,18 +236,20 @@ func (s *Server) observe(next http.Handler) http.Handler {
 		}
 		d := end.Sub(sw.start)
 		rt := sw.route
-		if rt == nil {
-			// A route registered without routed (a POST), or none.
+		switch {
+		case rt != nil:
+			if s.opts.Observer != nil {
+				rt.observer(s.opts.Observer)(r.Method, sw.status, d)
+			}
+		default:
+			// No route answered: a 404, or a 405 for a pattern without the
+			// method.
 			pattern := chi.RouteContext(r.Context()).RoutePattern()
 			if pattern == "" {
 				pattern = "unmatched"
 			}
 			rt = newRoute(pattern)
-		}
-		if s.opts.Observer != nil {
-			if sw.route != nil {
-				rt.observer(s.opts.Observer)(r.Method, sw.status, d)
-			} else {
+			if s.opts.Observer != nil {
 				s.opts.Observer.ObserveRequest(rt.pattern, r.Method, sw.status, d)
 			}
 		}

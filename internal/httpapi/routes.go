@@ -16,7 +16,7 @@ func (s *Server) routes(r chi.Router) {
 	get(r, "/readyz", s.handleReadyz)
 	get(r, feed.PathHealth, s.handleHealth)
 	get(r, "/api/v1/info", s.handleInfo)
-	r.Post("/-/reload", s.handleReload)
+	post(r, "/-/reload", s.handleReload)
 	if s.opts.Metrics != nil {
 		get(r, "/metrics", s.opts.Metrics.ServeHTTP)
 	}
@@ -36,7 +36,7 @@ func (s *Server) routes(r chi.Router) {
 
 	// Search and the update check (docs/http-api.md, "Search and read API").
 	get(r, feed.PathSkillSearch, s.handleSearch(false))
-	r.Post(feed.PathCheckUpdates, s.handleCheckUpdates)
+	post(r, feed.PathCheckUpdates, s.handleCheckUpdates)
 	get(r, feed.PathSubagentSearch, s.handleSearch(true))
 	// The same ranking for the skills CLI's `find` (SKILLS_API_URL).
 	get(r, feed.PathFind, s.handleFind)
@@ -68,10 +68,18 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathBlobFile, s.handleBlobFile)
 }
 
+// get registers h for GET and HEAD of pattern, tagged with it (routed)
+// so that observe logs and counts it under its pattern with the route's
+// own observer.
 func get(r chi.Router, pattern string, h http.HandlerFunc) {
 	h = routed(pattern, h)
 	r.Get(pattern, h)
 	r.Head(pattern, h)
+}
+
+// post registers h for POST to pattern, tagged as get does.
+func post(r chi.Router, pattern string, h http.HandlerFunc) {
+	r.Post(pattern, routed(pattern, h))
 }
 
 // docKeyFunc resolves a request to the document it names; ok is false when
