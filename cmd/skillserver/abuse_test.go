@@ -261,3 +261,68 @@ func TestRequestLimitsAreConfigured(t *testing.T) {
 		t.Errorf("three ranges with max_ranges 2: status %d, want 200 with the whole body", resp.StatusCode)
 	}
 }
+
+// TestTransferEncodedRequestClosesConnection: a request framed by both
+// Content-Length and Transfer-Encoding: chunked is answered once and its
+// connection closed, so the bytes after the chunked body are never read
+// as a second request (RFC 9112 §6.1), and the metric counts it. Before,
+// the smuggled GET was answered on the same connection.
+func TestTransferEncodedRequestClosesConnection(t *testing.T) {
+	skills, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skills, "--agents", agents)
+	for _, tt := range []struct {
+		name, framing string
+	}{
+		{"content-length and chunked", "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n"},
+		{"chunked alone", "Transfer-Encoding: chunked\r\n"},
+		{"chunked, obs-fold", "Transfer-Encoding:\r\n chunked\r\nContent-Length: 5\r\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", strings.TrimPrefix(ts.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			req := "POST /api/v1/skills/check-updates HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + tt.framing + "\r\n" +
+				"2\r\n[]\r\n0\r\n\r\n" +
+				"GET /api/v1/skills/code-review HTTP/1.1\r\nHost: x\r\n\r\n"
+			if _, err := io.WriteString(c, req); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("first answer: %v", err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !resp.Close {
+				t.Errorf("first answer: status %d, close %v (%s); want 200 and Connection: close", resp.StatusCode, resp.Close, body)
+			}
+			// The server closes: the reader sees EOF, never a second
+			// answer (a deadline error would mean the connection stayed
+			// open).
+			if rest, err := io.ReadAll(br); err != nil || len(rest) > 0 {
+				t.Errorf("after the first answer: %q, %v; want EOF and nothing more (the smuggled GET was answered)", rest, err)
+			}
+		})
+	}
+	_, body := ts.get(t, "/metrics")
+	if !strings.Contains(string(body), "skillserver_http_transfer_encoded_requests_total 3\n") {
+		t.Errorf("metrics do not count 3 transfer-encoded requests:\n%s", grepLines(string(body), "transfer_encoded"))
+	}
+}
+
+// grepLines returns the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

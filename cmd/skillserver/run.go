@@ -167,6 +167,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
 		Evicted:           m.ObserveEviction,
+		TransferEncoded:   m.ObserveTransferEncoded,
 	}
 	httpServer, ln := httpapi.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	// Requests must not see the shutdown signal: they keep working

@@ -31,6 +31,10 @@ type ConnLimits struct {
 	MaxHeaderBytes int
 	// Evicted, if set, is called for every connection evicted at the cap.
 	Evicted func()
+	// TransferEncoded, if set, is called for every request framed by
+	// Transfer-Encoding, whose connection closes after its answer
+	// (closeTransferEncoded).
+	TransferEncoded func()
 }
 
 // NewHTTPServer returns the http.Server for h, with the limits, and the
@@ -38,7 +42,7 @@ type ConnLimits struct {
 // receives net/http's own complaints.
 func NewHTTPServer(h http.Handler, ln net.Listener, l ConnLimits, errLog *log.Logger) (*http.Server, net.Listener) {
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           closeTransferEncoded(h, l.TransferEncoded),
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		IdleTimeout:       l.IdleTimeout,
 		MaxHeaderBytes:    l.MaxHeaderBytes,
@@ -57,6 +61,27 @@ func NewHTTPServer(h http.Handler, ln net.Listener, l ConnLimits, errLog *log.Lo
 		return ctx
 	}
 	return srv, cl
+}
+
+// closeTransferEncoded closes the connection of every request framed by
+// Transfer-Encoding once it is answered. RFC 9112 §6.1 requires that of a
+// request that also has a Content-Length, whose two framings a proxy in
+// front may read differently (request smuggling): the bytes after the
+// chunked body must never be read as another request. net/http removes
+// the Content-Length of such a request before a handler sees it, so
+// every transfer-encoded request is treated alike; clients of this
+// server send bodies only to a few POST routes, and a new connection
+// costs them little.
+func closeTransferEncoded(h http.Handler, counted func()) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TransferEncoding) > 0 && r.ProtoMajor == 1 {
+			w.Header().Set("Connection", "close")
+			if counted != nil {
+				counted()
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // connPhase is where a connection is in its request cycle. Idle and

@@ -51,6 +51,7 @@ type Metrics struct {
 	retainEvicted   prometheus.Counter
 	evictedSeen     int64 // retention's cumulative count when last observed
 	connsEvicted    prometheus.Counter
+	transferEncoded prometheus.Counter
 }
 
 // Build labels skillserver_build_info.
@@ -85,6 +86,10 @@ func New(b Build) *Metrics {
 		connsEvicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_connections_evicted_total",
 			Help: "Connections closed at max_connections to make room for a new one: idle ones, or ones still sending their request.",
+		}),
+		transferEncoded: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_transfer_encoded_requests_total",
+			Help: "Requests framed by Transfer-Encoding; the connection of each is closed after its answer (RFC 9112 section 6.1).",
 		}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "reload_total",
@@ -151,6 +156,7 @@ func New(b Build) *Metrics {
 	f(m.httpPanics)
 	f(m.authRefusals)
 	f(m.connsEvicted)
+	f(m.transferEncoded)
 	f(m.reloads)
 	f(m.reloadSeconds)
 	f(m.reloadLastOK)
@@ -278,6 +284,10 @@ func codeLabel(code int) string {
 // ObserveEviction records a connection closed to make room at the
 // connection cap.
 func (m *Metrics) ObserveEviction() { m.connsEvicted.Inc() }
+
+// ObserveTransferEncoded records a request framed by Transfer-Encoding,
+// whose connection was closed after its answer.
+func (m *Metrics) ObserveTransferEncoded() { m.transferEncoded.Inc() }
 
 // ObservePanic records a recovered handler panic.
 func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
