@@ -495,3 +495,36 @@ func TestPrivateFeedMetricsListenerIsOpen(t *testing.T) {
 		t.Errorf("main listener without a token: %d, want 401", resp.StatusCode)
 	}
 }
+
+// TestPrivateFeedMetricsNeedTheWholeTree: /metrics on the main listener
+// counts the whole tree, so a scoped token gets 404 there, as for
+// anything outside its scope; a token of every item reads them. Before,
+// the team token read 3 skills and 2 problems where /health told it of
+// its own items only.
+func TestPrivateFeedMetricsNeedTheWholeTree(t *testing.T) {
+	ts, _ := startPrivate(t)
+	for _, tc := range []struct {
+		name, prefix, auth string
+		want               int
+	}{
+		{"scoped bearer", "", "Bearer " + teamSecret, http.StatusNotFound},
+		{"scoped path token", "/t/" + teamSecret, "", http.StatusNotFound},
+		{"whole-tree bearer", "", "Bearer " + allSecret, http.StatusOK},
+		{"whole-tree path token", "/t/" + allSecret, "", http.StatusOK},
+	} {
+		resp, body := fetch(t, "GET", ts.URL+tc.prefix+"/metrics", tc.auth, "")
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: /metrics answered %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+		if leaked := strings.Contains(string(body), "skillserver_snapshot"); leaked != (tc.want == http.StatusOK) {
+			t.Errorf("%s: the body holds the metrics: %v, want %v", tc.name, leaked, tc.want == http.StatusOK)
+		}
+		if tc.want == http.StatusNotFound {
+			var e struct{ Error string }
+			if err := json.Unmarshal(body, &e); err != nil || e.Error != "not_found" {
+				t.Errorf("%s: body %.200q is not the not_found error", tc.name, body)
+			}
+		}
+	}
+}
+

@@ -18,7 +18,7 @@ func (s *Server) routes(r chi.Router) {
 	get(r, "/api/v1/info", s.handleInfo)
 	post(r, "/-/reload", s.handleReload)
 	if s.opts.Metrics != nil {
-		get(r, "/metrics", s.opts.Metrics.ServeHTTP)
+		get(r, "/metrics", s.wholeTreeOnly(s.opts.Metrics.ServeHTTP))
 	}
 
 	// Every document of the feed (docs/http-api.md, "RFC discovery feed", §3, §4, §5), at the paths
@@ -113,4 +113,17 @@ func jsonFile(r *http.Request) (string, bool) {
 	f, ok := param(r, "file")
 	base, found := strings.CutSuffix(f, ".json")
 	return base, ok && found && base != ""
+}
+
+// wholeTreeOnly answers 404 to a read token that sees only some items, as
+// for anything else outside its scope: what h tells (the metrics count
+// the whole tree's items and problems) is not within it.
+func (s *Server) wholeTreeOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if g, ok := r.Context().Value(grantKey{}).(grant); ok && g.token.Scoped() {
+			s.fail(w, r, errNotFound)
+			return
+		}
+		h(w, r)
+	}
 }
