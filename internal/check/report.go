@@ -1,12 +1,16 @@
 package check
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Report is what Run found: the shape of `skillserver check --format
@@ -71,35 +75,106 @@ func newReport(base string, sum Summary, vs []*Violation, token string) *Report 
 	return r
 }
 
-// WriteJSON writes r as two-space indented JSON.
+// WriteJSON writes r as two-space indented JSON. encoding/json escapes
+// the C0 controls and U+2028/U+2029 but writes DEL, the C1 controls and
+// the bidi controls as they are; WriteJSON escapes every character
+// escapeText would, as \uXXXX, so the report is safe on a terminal too and
+// decodes to the same strings.
 func (r *Report) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	if err := enc.Encode(r); err != nil {
+		return err
+	}
+	// Outside its strings JSON is ASCII, so every rune escaped here is in
+	// a string, where \uXXXX means the same rune.
+	out := buf.Bytes()
+	var b strings.Builder
+	for len(out) > 0 {
+		c, n := utf8.DecodeRune(out)
+		if c < 0x7f || printable(c) { // below DEL: printable, or layout
+			b.Write(out[:n])
+		} else {
+			for _, u := range utf16.AppendRune(nil, c) {
+				fmt.Fprintf(&b, `\u%04x`, u)
+			}
+		}
+		out = out[n:]
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // WriteText writes r for a reader: one block per finding, then the
-// summary and the verdict.
+// summary and the verdict. Every field goes through textf, which escapes
+// it: a server cannot write control characters to the reader's terminal,
+// or lines of its own into the report.
 func (r *Report) WriteText(w io.Writer) error {
 	s := r.Summary
 	var b strings.Builder
-	fmt.Fprintf(&b, "check %s: %s (%s), %s (%s); %s, %s\n", r.URL,
+	textf(&b, "check %s: %s (%s), %s (%s); %s, %s\n", r.URL,
 		plural(s.Skills, "skill"), plural(s.SkillVersions, "version"), plural(s.Subagents, "sub-agent"),
 		plural(s.SubagentVersions, "version"), plural(s.Downloads, "download"), plural(s.Requests, "request"))
 	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "\n%-7s %s [%s]\n        %s\n", f.Severity, f.Item, f.Rule, f.Message)
+		textf(&b, "\n%-7s %s [%s]\n        %s\n", f.Severity, f.Item, f.Rule, f.Message)
 		if f.URL != "" {
-			fmt.Fprintf(&b, "        %s\n", f.URL)
+			textf(&b, "        %s\n", f.URL)
 		}
 	}
 	verdict := "clients will work with this feed"
 	if !r.OK {
 		verdict = "clients will NOT work with this feed"
 	}
-	fmt.Fprintf(&b, "\n%s, %s: %s\n", plural(s.Errors, "error"), plural(s.Warnings, "warning"), verdict)
+	textf(&b, "\n%s, %s: %s\n", plural(s.Errors, "error"), plural(s.Warnings, "warning"), verdict)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+// textf is the only way WriteText writes: format is the report's own
+// layout, and every argument is a field, printed with escapeText.
+func textf(b *strings.Builder, format string, fields ...any) {
+	for i, f := range fields {
+		fields[i] = escapeText(fmt.Sprint(f))
+	}
+	fmt.Fprintf(b, format, fields...)
+}
+
+// escapeText makes s safe to print on a terminal: every rune
+// strconv.IsPrint rejects becomes its Go escape (\x1b, \a, \n, \x7f,
+// \u009b, \u202e), and every byte of invalid UTF-8 \xNN. Those are the C0
+// and C1 controls, DEL, and Unicode's format characters (the bidi
+// overrides, embeddings, isolates and marks, zero-width characters), line
+// and paragraph separators, spaces other than U+0020, private-use and
+// unassigned code points. Printable text, backslashes included, is kept,
+// so the quoted strings of messages (%q) read as before.
+func escapeText(s string) string {
+	i := strings.IndexFunc(s, func(c rune) bool { return !printable(c) })
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for s = s[i:]; s != ""; {
+		c, n := utf8.DecodeRuneInString(s)
+		switch {
+		case c == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[0])
+		case printable(c):
+			b.WriteString(s[:n])
+		default:
+			q := strconv.QuoteRune(c)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		s = s[n:]
+	}
+	return b.String()
+}
+
+// printable reports whether a terminal shows c as itself (see escapeText).
+// utf8.RuneError counts as not printable, for invalid UTF-8; a valid
+// U+FFFD is told apart by its length.
+func printable(c rune) bool { return c != utf8.RuneError && strconv.IsPrint(c) }
 
 func plural(n int, word string) string {
 	if n == 1 {
