@@ -561,3 +561,40 @@ func mkfifo(t *testing.T, p string) {
 		t.Skipf("mkfifo: %v", err)
 	}
 }
+
+// TestProblemsBelowRoots: the admin page's problems name the roots by
+// role, never by where the server keeps them, in paths and in messages;
+// the snapshot's own Problems (the log, validate) keep the configured
+// paths.
+func TestProblemsBelowRoots(t *testing.T) {
+	root, err := filepath.Abs("../../testdata/invalid/skills")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := scanTree(t, Source{SkillsDir: root})
+	if len(snap.Problems) == 0 {
+		t.Fatal("the invalid fixtures gave no problems")
+	}
+	below := snap.ProblemsBelowRoots()
+	if len(below) != len(snap.Problems) {
+		t.Fatalf("%d problems below the roots, %d in the snapshot", len(below), len(snap.Problems))
+	}
+	for i, p := range below {
+		if !strings.HasPrefix(p.Path, "skills/") {
+			t.Errorf("problem %d: path %q does not start with skills/", i, p.Path)
+		}
+		if strings.Contains(p.Path+p.Message, root) {
+			t.Errorf("problem %d names the root %s: %s: %s", i, root, p.Path, p.Message)
+		}
+		if want := "skills" + strings.TrimPrefix(snap.Problems[i].Path, root); p.Path != want {
+			t.Errorf("problem %d: path %q, want %q", i, p.Path, want)
+		}
+		if !strings.HasPrefix(snap.Problems[i].Path, root+"/") {
+			t.Errorf("problem %d: the snapshot's own path %q lost its root", i, snap.Problems[i].Path)
+		}
+	}
+	// A root that is a prefix of a sibling's name is not cut from it.
+	if got := belowRoot("/srv/skills-old/x", "/srv/skills", "skills"); got != "/srv/skills-old/x" {
+		t.Errorf("belowRoot of a sibling: %q", got)
+	}
+}

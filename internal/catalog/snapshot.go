@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -52,6 +54,9 @@ type Snapshot struct {
 	Rescanned                      int
 	FileCacheHits, FileCacheMisses int
 
+	// roots are the skills and sub-agents roots as configured
+	// (ProblemsBelowRoots).
+	roots [2]string
 	// crossProblems are about how items relate (a skill routing to an
 	// agent that is not published); they belong to no single entry.
 	crossProblems []skill.Problem
@@ -150,7 +155,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != "",
+	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != "", roots: [2]string{src.SkillsDir, src.AgentsDir},
 		Skills: r.Skills, Agents: r.Agents, Store: r.Store,
 		Rescanned: r.Rescanned, FileCacheHits: r.FileCacheHits, FileCacheMisses: r.FileCacheMisses,
 		scanned: r, skillEntries: r.SkillEntries, agentEntries: r.AgentEntries,
@@ -167,3 +172,37 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	snap.ScanDuration = time.Since(start)
 	return snap, nil
 }
+
+// rootNames name the roots, in the order of Snapshot.roots, where a
+// problem is shown without the server's own paths.
+var rootNames = [2]string{"skills", "agents"}
+
+// ProblemsBelowRoots is Problems with each root, as configured, replaced
+// by its name ("skills" or "agents") in paths and messages: what the
+// admin page shows, which has no need to tell where the server keeps its
+// trees (an absolute path names the host's layout, a user's home, a
+// mount).
+func (s *Snapshot) ProblemsBelowRoots() []skill.Problem {
+	out := slices.Clone(s.Problems)
+	for i := range out {
+		for r, root := range s.roots {
+			if root == "" {
+				continue
+			}
+			out[i].Path = belowRoot(out[i].Path, root, rootNames[r])
+			out[i].Message = strings.ReplaceAll(out[i].Message, root+"/", rootNames[r]+"/")
+		}
+	}
+	return out
+}
+
+// belowRoot is p with root (a path prefix ending at a separator or the
+// end) replaced by name.
+func belowRoot(p, root, name string) string {
+	rest, ok := strings.CutPrefix(p, root)
+	if !ok || rest != "" && rest[0] != '/' {
+		return p
+	}
+	return name + rest
+}
+

@@ -60,7 +60,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errReloadFailed)
 		return
 	}
-	problems := snap.Problems
+	problems := snap.ProblemsBelowRoots()
 	if problems == nil {
 		problems = []skill.Problem{}
 	}

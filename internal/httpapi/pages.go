@@ -206,5 +206,5 @@ func (s *Server) handleProblems(w http.ResponseWriter, r *http.Request) {
 	setPageSecurity(h)
 	h.Set("Content-Type", page.ContentType)
 	h.Set("Cache-Control", "no-store")
-	_, _ = w.Write(s.pages.Problems(snap.Feed(), snap.Generation, snap.Problems))
+	_, _ = w.Write(s.pages.Problems(snap.Feed(), snap.Generation, snap.ProblemsBelowRoots()))
 }
