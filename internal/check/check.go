@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -38,7 +39,9 @@ type Options struct {
 	// https://skills.example.com or https://host/t/<token> for a
 	// path-token feed.
 	URL string
-	// Token is sent as Authorization: Bearer on every request.
+	// Token is sent as Authorization: Bearer on every request. Like a
+	// path token, it never leaves the feed's origin: a redirect to another
+	// scheme, host or port is not followed (a fetch error).
 	Token string
 	// Concurrency is how many items are fetched at once.
 	Concurrency int
@@ -194,13 +197,14 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		defer tr.CloseIdleConnections()
 		rt = tr
 	}
+	path, _ := url.Parse(base)
+	authed := o.Token != "" || strings.HasPrefix(path.Path, "/t/")
 	c := New(base)
-	c.HTTP = &http.Client{Transport: rt, Timeout: cmp.Or(o.Timeout, DefaultTimeout)}
+	c.HTTP = &http.Client{Transport: rt, Timeout: cmp.Or(o.Timeout, DefaultTimeout), CheckRedirect: keepCredentials(path, authed)}
 	c.Token = o.Token
 	c.Concurrency = conc
 	c.MaxBytes = o.MaxBytes
-	path, _ := url.Parse(base)
-	obs := &observer{authed: o.Token != "" || strings.HasPrefix(path.Path, "/t/"), progress: o.Progress, client: c}
+	obs := &observer{authed: authed, progress: o.Progress, client: c}
 	c.obs = obs
 
 	var errs []error
@@ -219,6 +223,49 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	return newReport(base, sum, vs, pathToken(path.Path)), nil
 }
+
+// maxRedirects is how many redirects one request follows, as net/http's
+// default policy.
+const maxRedirects = 10
+
+// keepCredentials is Run's redirect policy. An authenticated check (a
+// bearer token, or a path token in the feed URL) follows a redirect only
+// within the feed's origin: net/http's own policy keeps the Authorization
+// header on any port and scheme of the same host (https to http included)
+// and on its subdomains, and sends the URL it left, path token and all, as
+// the Referer. A redirect elsewhere fails the request with what happened
+// and what to fix, which the report lists as a fetch error. Without
+// credentials there is nothing to leak, and check follows redirects as
+// clients do.
+func keepCredentials(feed *url.URL, authed bool) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		if authed && !sameOrigin(req.URL, feed) {
+			return fmt.Errorf("redirected to %s, another origin than the feed's %s: not followed, so the token stays on the feed's origin "+
+				"(a client either drops its key on the redirect, as netclaw does, and asks that origin without it, or hands its key to that origin); "+
+				"serve every URL of a private feed from the feed's own origin, without a redirect",
+				req.URL.Redacted(), origin(feed))
+		}
+		return nil
+	}
+}
+
+// origin is u's scheme, host and port, lower case, with the scheme's
+// default port filled in.
+func origin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[scheme]
+	}
+	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// sameOrigin reports whether a and b have one origin: scheme, host and
+// port.
+func sameOrigin(a, b *url.URL) bool { return origin(a) == origin(b) }
 
 // pathToken is the token of a /t/<token> base path, to keep out of
 // reports.

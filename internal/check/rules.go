@@ -21,7 +21,7 @@ const (
 
 // Rules a feed must keep; each is an error.
 const (
-	RuleFetch          Rule = "fetch"            // the request failed: connection, timeout, redirect the client refuses
+	RuleFetch          Rule = "fetch"            // the request failed: connection, timeout, a redirect the client refuses, or one taking a token to another origin
 	RuleStatus         Rule = "status"           // an advertised URL or href did not answer 200
 	RuleSize           Rule = "size"             // a response is larger than the bound
 	RuleJSON           Rule = "json"             // a document is not JSON of the expected shape
@@ -51,7 +51,7 @@ const (
 const (
 	RuleAbsent         Rule = "absent"            // an optional surface (manifest, legacy index, agent card) is 404
 	RuleManifestSchema Rule = "manifest-schema"   // /manifest.json's $schema differs from the native tree's
-	RuleRedirect       Rule = "http-redirect"     // an authenticated request was redirected (netclaw drops its key)
+	RuleRedirect       Rule = "http-redirect"     // an authenticated request was redirected within the feed's origin (netclaw drops its key)
 	RuleCompression    Rule = "http-compression"  // an artifact is sent with Content-Encoding to a client that accepts it
 	RuleHead           Rule = "http-head"         // HEAD does not answer like GET
 	RuleContentType    Rule = "http-content-type" // a Content-Type clients misread
