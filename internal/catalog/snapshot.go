@@ -205,4 +205,3 @@ func belowRoot(p, root, name string) string {
 	}
 	return name + rest
 }
-
