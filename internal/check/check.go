@@ -162,6 +162,8 @@ func (o *observer) response(ctx context.Context, c *Client, itemName string, ask
 func Base(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	switch {
+	case !strings.Contains(raw, "://"):
+		return "", fmt.Errorf("URL %q has no scheme: add http:// or https:// (http://%s)", raw, strings.TrimLeft(raw, "/"))
 	case err != nil:
 		return "", fmt.Errorf("URL %q: %w", raw, err)
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
@@ -209,6 +211,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	var errs []error
 	rfc, err := c.SyncSkills(ctx)
+	if v := unreachable(err); v != nil {
+		// Every other walk would fail the same way: one finding, not one
+		// per document.
+		return newReport(base, Summary{Requests: c.Requests}, []*Violation{v}, pathToken(path.Path)), nil
+	}
 	errs = append(errs, err)
 	errs = append(errs, c.SyncAgents(ctx))
 	errs = append(errs, c.WalkManifest(ctx, rfc))
@@ -222,6 +229,23 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		Downloads: c.Downloads, Requests: c.Requests,
 	}
 	return newReport(base, sum, vs, pathToken(path.Path)), nil
+}
+
+// unreachable returns the finding for a feed whose first request could
+// not connect at all (refused, no route, a name that does not resolve), or
+// nil.
+func unreachable(err error) *Violation {
+	var v *Violation
+	if !errors.As(err, &v) || v.Rule != RuleFetch {
+		return nil
+	}
+	var op *net.OpError
+	var dns *net.DNSError
+	if !errors.As(v.cause, &dns) && !(errors.As(v.cause, &op) && op.Op == "dial") {
+		return nil
+	}
+	return &Violation{Rule: RuleFetch, Item: "feed", URL: v.URL,
+		Msg: v.Msg + ": nothing answers at this address, so nothing else was checked; is the server running, and are the host and port right?"}
 }
 
 // maxRedirects is how many redirects one request follows, as net/http's

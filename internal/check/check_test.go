@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -185,5 +186,44 @@ func TestReportCountsWhatItLists(t *testing.T) {
 	r := newReport("http://h", Summary{}, []*Violation{v, v, w, w}, "")
 	if len(r.Findings) != 2 || r.Summary.Errors != 1 || r.Summary.Warnings != 1 || r.OK {
 		t.Errorf("findings %+v, summary %+v, ok %v; want one error and one warning", r.Findings, r.Summary, r.OK)
+	}
+}
+
+// TestRunUnreachable: a feed nothing answers at is one finding that says
+// so, not one connection error per document the walks would have read.
+func TestRunUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	rep, err := Run(t.Context(), Options{URL: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.OK {
+		t.Fatalf("findings %+v, ok %v: want one error", rep.Findings, rep.OK)
+	}
+	f := rep.Findings[0]
+	if f.Rule != RuleFetch || !strings.Contains(f.Message, "nothing answers at this address") || !strings.Contains(f.Message, "connection refused") {
+		t.Errorf("finding %+v: want a fetch error saying nothing answers, with the cause", f)
+	}
+	if rep.Summary.Requests != 1 {
+		t.Errorf("%d requests, want 1: the walks went on after the first could not connect", rep.Summary.Requests)
+	}
+}
+
+// TestBaseWithoutScheme: a URL given as host:port says what to add,
+// not what Go's URL parser thinks of it.
+func TestBaseWithoutScheme(t *testing.T) {
+	for _, raw := range []string{"127.0.0.1:8080", "localhost:8080/t/x", "skills.example.com"} {
+		_, err := Base(raw)
+		if err == nil || !strings.Contains(err.Error(), "add http:// or https:// (http://"+raw+")") {
+			t.Errorf("Base(%q): %v", raw, err)
+		}
+	}
+	if got, err := Base("http://127.0.0.1:8080/"); err != nil || got != "http://127.0.0.1:8080" {
+		t.Errorf("Base of a good URL: %q, %v", got, err)
 	}
 }

@@ -54,6 +54,9 @@ type Violation struct {
 	URL    string
 	Msg    string
 	Status int // the HTTP status, for RuleStatus
+	// cause is the error a RuleFetch violation reports, to tell a server
+	// that does not answer at all (unreachable) from one request failing.
+	cause error
 }
 
 func (v *Violation) Error() string {
@@ -200,7 +203,7 @@ func (c *Client) get(ctx context.Context, itemName, u string, as media) ([]byte,
 	c.count(&c.Requests)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, &Violation{Rule: RuleFetch, Item: itemName, URL: u, Msg: "GET: " + unwrapURLError(err)}
+		return nil, &Violation{Rule: RuleFetch, Item: itemName, URL: u, Msg: "GET: " + unwrapURLError(err), cause: err}
 	}
 	defer resp.Body.Close()
 	body, err := readBounded(resp.Body, c.maxBytes())
