@@ -14,7 +14,7 @@ REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
 CREATED    ?= $(or $(DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 IMAGE_ROOT := bin/image-root
 
-.PHONY: help build run test test-short lint golden validate clean docker fuzz man
+.PHONY: help build run test test-short lint golden validate clean docker fuzz man soak
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -58,6 +58,11 @@ fuzz: ## run every fuzz test for FUZZTIME (default 30s) each
 			$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
+
+# The soak (docs/benchmarks.md, "Soak"): 3 minutes by default; pass flags
+# in SOAK_FLAGS, e.g. make soak SOAK_FLAGS='--duration 30m --csv soak.csv'.
+soak: ## serve a generated tree under verifying clients, load, edits and reloads for 3m (SOAK_FLAGS='--duration 30m')
+	$(GO) run ./scripts/soak $(SOAK_FLAGS)
 
 golden: ## regenerate golden files under testdata/golden
 	UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
