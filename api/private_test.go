@@ -28,7 +28,7 @@ func (s staticTokens) Tokens() *access.Set { return s.set }
 // everything, readTeam only code-*, k8s-deploy and changelog-reviewer.
 func privateServer(t *testing.T) http.Handler {
 	t.Helper()
-	set, err := access.Parse(strings.NewReader("all "+readAll+"\nteam "+readTeam+" code-* k8s-deploy changelog-reviewer\n"), "tokens")
+	set, err := access.Parse(strings.NewReader("all "+readAll+" *\nteam "+readTeam+" code-* k8s-deploy changelog-reviewer\n"), "tokens")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -484,7 +484,7 @@ func TestBrowserScriptPolicy(t *testing.T) {
 		fixture.WriteFile(t, filepath.Join(skills, "shipped-script", filepath.FromSlash(name)), body, 0o644)
 	}
 	tokens := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, tokens, "all "+allSecret+"\n")
+	writeTokens(t, tokens, "all "+allSecret+" *\n")
 	open := startServer(t, "--skills", skills, "--agents", agents)
 	private := startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", tokens)
 	ctx := browser(t, chromium)

@@ -626,8 +626,8 @@ config:
   max_search_results: 50
 readTokens:
   lines: |
-    # NAME  SECRET                            PATTERNS
-    ci      helm-test-read-token-ci-0123456789
+    # NAME  SECRET                              PATTERNS
+    ci      helm-test-read-token-ci-0123456789  *
     team-a  helm-test-read-token-team-a-012345  code-*
 adminToken:
   value: helm-test-admin-token-0123456789
@@ -723,7 +723,7 @@ func TestHelmPrivateFeed(t *testing.T) {
 		}
 	}
 	// A Secret update, as the kubelet makes it: the file is replaced.
-	fixture.WriteFile(t, tokensFile+".new", "ci2 helm-test-read-token-ci2-012345678\n", 0o440)
+	fixture.WriteFile(t, tokensFile+".new", "ci2 helm-test-read-token-ci2-012345678 *\n", 0o440)
 	if err := os.Rename(tokensFile+".new", tokensFile); err != nil {
 		t.Fatal(err)
 	}

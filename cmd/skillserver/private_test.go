@@ -35,13 +35,13 @@ func writeTokens(t *testing.T, path, content string) {
 	}
 }
 
-// startPrivate runs the example tree as a private feed.
-func startPrivate(t *testing.T) (*testServer, string) {
+// startPrivate runs the example tree as a private feed, with args.
+func startPrivate(t *testing.T, args ...string) (*testServer, string) {
 	t.Helper()
 	skills, agents := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "# read tokens\nall "+allSecret+"\n\nteam "+teamSecret+" code-* k8s-deploy changelog-reviewer\n")
-	return startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", file), file
+	writeTokens(t, file, "# read tokens\nall "+allSecret+" *\n\nteam "+teamSecret+" code-* k8s-deploy changelog-reviewer\n")
+	return startServer(t, append([]string{"--skills", skills, "--agents", agents, "--read-tokens-file", file}, args...)...), file
 }
 
 // noRedirects is a client that fails on any redirect: netclaw drops its
@@ -366,7 +366,7 @@ func TestPrivateFeedTokenFileReload(t *testing.T) {
 			return resp.StatusCode
 		}
 	}
-	writeTokens(t, file, "new "+newSecret+"\n")
+	writeTokens(t, file, "new "+newSecret+" *\n")
 	eventually(t, 10*time.Second, "the new token works", func() error {
 		if c := status(newSecret)(); c != http.StatusOK {
 			return fmt.Errorf("new token: %d", c)
@@ -376,7 +376,7 @@ func TestPrivateFeedTokenFileReload(t *testing.T) {
 	if c := status(allSecret)(); c != http.StatusForbidden {
 		t.Errorf("removed token: %d, want 403", c)
 	}
-	writeTokens(t, file, "new "+newSecret+"\nbroken\n")
+	writeTokens(t, file, "new "+newSecret+" *\nbroken\n")
 	eventually(t, 10*time.Second, "the bad file is reported", func() error {
 		if !strings.Contains(ts.Stderr.String(), file+":2: want NAME SECRET") {
 			return fmt.Errorf("no error naming line 2")
@@ -394,9 +394,9 @@ func TestPrivateFeedTokenFileReload(t *testing.T) {
 func TestPrivateFeedSIGHUPReloadsTokens(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+"\n")
+	writeTokens(t, file, "all "+allSecret+" *\n")
 	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--watch=false")
-	writeTokens(t, file, "new "+newSecret+"\n")
+	writeTokens(t, file, "new "+newSecret+" *\n")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestPrivateFeedSIGHUPReloadsTokens(t *testing.T) {
 func TestPrivateFeedRetentionKeepsScope(t *testing.T) {
 	skills, agents := fixture.ExampleTree(t, "../..")
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+"\nteam "+teamSecret+" code-*\n")
+	writeTokens(t, file, "all "+allSecret+" *\nteam "+teamSecret+" code-*\n")
 	ts := startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", file, "--watch-debounce", "10ms")
 	var old string
 	for _, s := range getIndex(t, ts.URL, "Bearer "+allSecret).Skills {
@@ -448,7 +448,7 @@ func TestPrivateFeedRetentionKeepsScope(t *testing.T) {
 func TestPrivateFeedBadTokenFileAtStartup(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "ok "+allSecret+"\nshort abc\n")
+	writeTokens(t, file, "ok "+allSecret+" *\nshort abc *\n")
 	var stderr syncBuffer
 	code := run(t.Context(), []string{"serve", "--listen", "127.0.0.1:0", "--skills", skills, "--read-tokens-file", file},
 		func(string) string { return "" }, io.Discard, &stderr)
@@ -485,7 +485,7 @@ func TestSyncPrivateFeedWithBearer(t *testing.T) {
 func TestPrivateFeedMetricsListenerIsOpen(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+"\n")
+	writeTokens(t, file, "all "+allSecret+" *\n")
 	addr := freePort(t)
 	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--metrics-listen", addr)
 	if resp, body := fetch(t, "GET", "http://"+addr+"/metrics", "", ""); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_build_info") {
@@ -527,4 +527,3 @@ func TestPrivateFeedMetricsNeedTheWholeTree(t *testing.T) {
 		}
 	}
 }
-

@@ -223,20 +223,27 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		}
 	}
 	// The token file is re-read on SIGHUP and when it changes; a bad
-	// reading keeps the tokens in force.
-	reloadTokens := func() {}
+	// reading keeps the tokens in force. A file that reads as it did the
+	// time before is not logged again but on SIGHUP, where the operator
+	// asked: the log says once per change what is in force.
+	reloadTokens := func(bool) {}
 	if tokens != nil {
-		reloadTokens = func() {
-			set, changed, err := tokens.Reload()
+		reloadTokens = func(asked bool) {
+			r := tokens.Reload()
 			switch {
-			case err != nil:
-				log.Error("read tokens not reloaded; the previous tokens stay in force", "error", err)
-			case changed:
-				log.Info("read tokens reloaded", "file", tokens.Path(), "tokens", set.Names())
+			case r.Err != nil && r.Same && !asked:
+			case r.Missing:
+				log.Error("read token file missing; the tokens read before stay in force: write the file to change them, or restart to revoke them all (a restart without the file fails)",
+					"file", tokens.Path(), "tokens", r.Tokens.Names(), "read_at", r.Since)
+			case r.Err != nil:
+				log.Error("read tokens not reloaded; the previous tokens stay in force", "error", r.Err, "tokens", r.Tokens.Names(), "read_at", r.Since)
+			case r.Changed:
+				log.Info("read tokens reloaded", "file", tokens.Path(), "tokens", r.Tokens.Names())
 			}
 		}
 		if cfg.Watch {
-			if err := reload.WatchFile(runCtx, tokens.Path(), reloadTokens); err != nil {
+			timing := reload.WatchTiming{Debounce: cfg.WatchDebounce, MaxWait: cfg.WatchMaxWait}
+			if err := reload.WatchFile(runCtx, tokens.Path(), timing, func() { reloadTokens(false) }); err != nil {
 				log.Warn("read token file watch unavailable; send SIGHUP after editing it", "error", err)
 			}
 		}
@@ -285,7 +292,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	for {
 		select {
 		case <-hup:
-			reloadTokens()
+			reloadTokens(true)
 			fullRescan()
 		case <-rescan:
 			fullRescan()

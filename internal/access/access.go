@@ -6,6 +6,7 @@ package access
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -21,14 +22,18 @@ import (
 type Token struct {
 	// Name labels the token in logs and metrics; it is never secret.
 	Name string
-	// Patterns are globs (path.Match) over skill and sub-agent names;
-	// none means every item.
+	// Patterns are globs (path.Match) over skill and sub-agent names,
+	// at least one; ["*"] is every item (a name holds no '/', so "*"
+	// matches every one).
 	Patterns []string
 	sum      [sha256.Size]byte
 }
 
+// everyItem is the pattern of a token that sees every item.
+const everyItem = "*"
+
 // Scoped reports whether t sees only some items.
-func (t *Token) Scoped() bool { return len(t.Patterns) > 0 }
+func (t *Token) Scoped() bool { return !slices.Equal(t.Patterns, []string{everyItem}) }
 
 // Allows reports whether t may see the skill or sub-agent name.
 func (t *Token) Allows(name string) bool {
@@ -44,8 +49,14 @@ func (t *Token) Allows(name string) bool {
 }
 
 // Scope names t's view: equal for tokens that see the same items, so a
-// view is rendered once per pattern set, not once per token.
-func (t *Token) Scope() string { return strings.Join(t.Patterns, " ") }
+// view is rendered once per pattern set, not once per token; "" for a
+// token that sees every item.
+func (t *Token) Scope() string {
+	if !t.Scoped() {
+		return ""
+	}
+	return strings.Join(t.Patterns, " ")
+}
 
 // Set is the tokens of one reading of the file. It never changes.
 type Set struct {
@@ -72,16 +83,30 @@ func (s *Set) Lookup(secret string) (*Token, bool) {
 // hashPrefix marks a SECRET given as the sha256 of the token.
 const hashPrefix = "sha256:"
 
-// Parse reads a token file: one token per line, "NAME SECRET [PATTERN...]",
+// Parse reads a token file: one token per line, "NAME SECRET PATTERN...",
 // fields separated by spaces or tabs; '#' starts a comment line, blank
 // lines are skipped. SECRET is the token, or "sha256:" and the 64 hex
-// digits of its digest. file names the file in errors, which name the
-// line and never echo a secret.
+// digits of its digest. Each line names at least one PATTERN, "*" for
+// every item, so that a line cut before its patterns (a file read while
+// it is being written) is an error, never a token that sees everything.
+// For the same reason the file must end with a newline, and must not be
+// empty: a file for no reader holds a comment line. file names the file
+// in errors, which name the line and never echo a secret.
 func Parse(r io.Reader, file string) (*Set, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	switch {
+	case len(data) == 0:
+		return nil, fmt.Errorf("%s: the file is empty: it is being written, or was cut (a file for no reader holds a comment line)", file)
+	case data[len(data)-1] != '\n':
+		return nil, fmt.Errorf("%s: the file does not end with a newline: it is being written, or was cut; end its last line with a newline", file)
+	}
 	s := &Set{}
 	names := map[string]int{}
 	sums := map[[sha256.Size]byte]int{}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), 64<<10)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -108,12 +133,29 @@ func Parse(r io.Reader, file string) (*Set, error) {
 }
 
 // minSecret is the shortest secret accepted in clear: anything shorter is
-// guessable.
+// guessable. A secret given as its digest cannot be measured; the
+// documentation asks for as strong a one.
 const minSecret = 16
+
+// weakSums are the digests of secrets anyone can guess, refused in
+// either form: the empty secret and a lone newline, whose digests
+// `printf %s "$TOKEN" | sha256sum` and `echo "$TOKEN" | sha256sum` give
+// for an unset TOKEN, and the example secret of the documentation.
+var weakSums = func() map[[sha256.Size]byte]string {
+	m := map[[sha256.Size]byte]string{}
+	for secret, what := range map[string]string{
+		"":                                "the empty secret (was the variable hashed unset?)",
+		"\n":                              "a lone newline (was the variable hashed unset?)",
+		"3q9v2Kc1Qe7oT5wXr8LmZp0aB4nD6fH": "the example secret of the documentation",
+	} {
+		m[sha256.Sum256([]byte(secret))] = what
+	}
+	return m
+}()
 
 func parseLine(fields []string) (*Token, error) {
 	if len(fields) < 2 {
-		return nil, fmt.Errorf("want NAME SECRET [PATTERN...], got %d field(s)", len(fields))
+		return nil, fmt.Errorf("want NAME SECRET PATTERN..., got %d field(s)", len(fields))
 	}
 	t := &Token{Name: fields[0]}
 	if !validName(t.Name) {
@@ -128,12 +170,18 @@ func parseLine(fields []string) (*Token, error) {
 		copy(t.sum[:], b)
 	} else {
 		if len(secret) < minSecret {
-			return nil, fmt.Errorf("token %q: the secret is shorter than %d characters", t.Name, minSecret)
+			return nil, fmt.Errorf("token %q: the secret is shorter than %d characters; make one with `openssl rand -hex 24`", t.Name, minSecret)
 		}
 		if !validSecret(secret) {
 			return nil, fmt.Errorf("token %q: the secret may hold only letters, digits, '-', '.', '_' and '~' (it goes into URLs)", t.Name)
 		}
 		t.sum = sha256.Sum256([]byte(secret))
+	}
+	if what, weak := weakSums[t.sum]; weak {
+		return nil, fmt.Errorf("token %q: the secret is %s, which anyone can guess; make one with `openssl rand -hex 24`", t.Name, what)
+	}
+	if len(fields) == 2 {
+		return nil, fmt.Errorf("token %q: no PATTERN: name the items it may read, or * for every item", t.Name)
 	}
 	for _, p := range fields[2:] {
 		if _, err := path.Match(p, ""); err != nil || strings.Contains(p, "/") {
@@ -142,6 +190,9 @@ func parseLine(fields []string) (*Token, error) {
 		if !slices.Contains(t.Patterns, p) {
 			t.Patterns = append(t.Patterns, p)
 		}
+	}
+	if slices.Contains(t.Patterns, everyItem) {
+		t.Patterns = []string{everyItem} // the others add nothing
 	}
 	slices.Sort(t.Patterns)
 	return t, nil

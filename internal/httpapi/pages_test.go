@@ -207,7 +207,7 @@ func TestPagesPerHost(t *testing.T) {
 // items, and the pages of the others are 404.
 func TestPagesTokenPrefix(t *testing.T) {
 	const all, team = "read-all-0123456789abcdef", "read-team-0123456789abcde"
-	set, err := access.Parse(strings.NewReader("all "+all+"\nteam "+team+" code-* k8s-deploy changelog-reviewer\n"), "tokens")
+	set, err := access.Parse(strings.NewReader("all "+all+" *\nteam "+team+" code-* k8s-deploy changelog-reviewer\n"), "tokens")
 	if err != nil {
 		t.Fatal(err)
 	}
