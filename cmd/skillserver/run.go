@@ -123,7 +123,8 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		docCache = -1 // configured off
 	}
 	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes,
-		DocumentCacheBytes: docCache, OnReload: m.ObserveReload, OnRetention: m.ObserveRetention})
+		DocumentCacheBytes: docCache, OnReload: func(res catalog.ReloadResult) { m.ObserveReload(reloadFigures(res)) },
+		OnRetention: func(st catalog.RetentionStats) { m.ObserveRetention(retainedFigures(st)) }})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
 		BaseURL:           cfg.BaseURL,
@@ -460,4 +461,22 @@ func boundedProfile(h http.HandlerFunc) http.Handler {
 		}
 		h(w, r)
 	})
+}
+
+// reloadFigures is what the metrics record of a reload: they take plain
+// values, not the catalogue's types.
+func reloadFigures(res catalog.ReloadResult) metrics.Reload {
+	r := metrics.Reload{Duration: res.Duration, Retained: retainedFigures(res.Retention)}
+	if res.Err == nil && res.Snapshot != nil {
+		c := res.Snapshot.Counts()
+		r.Published = &metrics.Published{Generation: c.Generation, Skills: c.Skills, Agents: c.Agents,
+			SkillVersions: c.SkillVersions, AgentVersions: c.AgentVersions, Errors: c.Errors, Warnings: c.Warnings,
+			Bytes: c.Bytes, Fingerprint: c.Fingerprint}
+	}
+	return r
+}
+
+// retainedFigures is what the metrics record of retention.
+func retainedFigures(st catalog.RetentionStats) metrics.Retained {
+	return metrics.Retained{Artifacts: st.Artifacts, Bytes: st.Bytes, Evicted: st.Evicted}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -305,18 +304,48 @@ func (m *Metrics) ObserveRefusal(reason string) {
 	m.authRefusals.WithLabelValues(reason).Inc()
 }
 
+// Reload is one reload attempt, as the metrics record it.
+type Reload struct {
+	Duration time.Duration
+	// Published is what the reload published; nil when it failed and the
+	// previous snapshot stays.
+	Published *Published
+	// Retained is what retention holds after it.
+	Retained Retained
+}
+
+// Published is the figures of a published snapshot.
+type Published struct {
+	Generation                   uint64
+	Skills, Agents               int
+	SkillVersions, AgentVersions int
+	Errors, Warnings             int
+	Bytes                        int64  // what the content store holds
+	Fingerprint                  string // what the snapshot serves, the same on every replica serving the same tree
+}
+
+// Retained is what retention holds so pinned URLs of replaced bytes keep
+// answering.
+type Retained struct {
+	Artifacts int
+	Bytes     int64
+	// Evicted counts, since the start, blobs dropped before their window
+	// ended to stay under the byte bound.
+	Evicted int64
+}
+
 // ObserveReload records a reload attempt and, on success, the published
 // snapshot.
-func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
+func (m *Metrics) ObserveReload(res Reload) {
 	m.reloadSeconds.Observe(res.Duration.Seconds())
-	m.ObserveRetention(res.Retention)
-	if res.Err != nil || res.Snapshot == nil {
+	m.ObserveRetention(res.Retained)
+	c := res.Published
+	if c == nil {
 		m.reloads.WithLabelValues("failure").Inc()
 		return
 	}
 	m.reloads.WithLabelValues("success").Inc()
 	m.reloadLastOK.SetToCurrentTime()
-	c := res.Snapshot.Counts()
 	m.generation.Set(float64(c.Generation))
 	m.skills.Set(float64(c.Skills))
 	m.agents.Set(float64(c.Agents))
@@ -332,7 +361,7 @@ func (m *Metrics) ObserveReload(res catalog.ReloadResult) {
 // ObserveRetention records what retention holds: at a reload, and when
 // retention's window ends for something between reloads. The catalog
 // makes these calls and ObserveReload's one at a time.
-func (m *Metrics) ObserveRetention(st catalog.RetentionStats) {
+func (m *Metrics) ObserveRetention(st Retained) {
 	m.retainedBytes.Set(float64(st.Bytes))
 	m.retainedItems.Set(float64(st.Artifacts))
 	if d := st.Evicted - m.evictedSeen; d > 0 {

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"strconv"
@@ -14,16 +13,20 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/skillserver/skillserver/internal/catalog"
-	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/httpapi"
 )
 
 func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 	m := New(Build{Version: "1.2.3"})
-	cat := catalog.New(catalog.Source{SkillsDir: "../../testdata/skills"}, slog.New(slog.DiscardHandler), catalog.Options{OnReload: m.ObserveReload})
-	if _, err := cat.Reload(t.Context()); err != nil {
+	cat := catalog.New(catalog.Source{SkillsDir: "../../testdata/skills"}, slog.New(slog.DiscardHandler))
+	snap, err := cat.Reload(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
+	c := snap.Counts()
+	m.ObserveReload(Reload{Published: &Published{Generation: c.Generation, Skills: c.Skills, Agents: c.Agents,
+		SkillVersions: c.SkillVersions, AgentVersions: c.AgentVersions, Errors: c.Errors, Warnings: c.Warnings,
+		Bytes: c.Bytes, Fingerprint: c.Fingerprint}})
 	s := httpapi.NewServer(cat, httpapi.Options{Observer: m, Metrics: m.Handler()}, slog.New(slog.DiscardHandler))
 	for _, p := range []string{
 		"/api/v1/skills/k8s-deploy/1.2.0/SKILL.md",
@@ -66,7 +69,7 @@ func TestRequestMetricsUseRoutePatterns(t *testing.T) {
 
 func TestReloadFailureKeepsSnapshotFigures(t *testing.T) {
 	m := New(Build{})
-	m.ObserveReload(catalog.ReloadResult{Err: errors.New("root gone"), Duration: time.Millisecond})
+	m.ObserveReload(Reload{Duration: time.Millisecond})
 	if got := testutil.ToFloat64(m.reloads.WithLabelValues("failure")); got != 1 {
 		t.Errorf("failures = %v", got)
 	}
@@ -91,13 +94,13 @@ func TestReloadWatchdogMetrics(t *testing.T) {
 		t.Errorf("last success before any reload = %v, want 0", got)
 	}
 	before := float64(time.Now().UnixNano()) / 1e9
-	m.ObserveReload(catalog.ReloadResult{Snapshot: &catalog.Snapshot{Generation: 1, Store: content.NewBuilder().Store()}})
+	m.ObserveReload(Reload{Published: &Published{Generation: 1}})
 	after := float64(time.Now().UnixNano()) / 1e9
 	if got := testutil.ToFloat64(m.reloadLastOK); got < before || got > after {
 		t.Errorf("last success = %v, want between %v and %v", got, before, after)
 	}
 	ok := testutil.ToFloat64(m.reloadLastOK)
-	m.ObserveReload(catalog.ReloadResult{Err: errors.New("root gone")})
+	m.ObserveReload(Reload{})
 	if got := testutil.ToFloat64(m.reloadLastOK); got != ok {
 		t.Errorf("a failed reload moved the last success to %v", got)
 	}
