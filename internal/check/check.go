@@ -20,7 +20,6 @@ import (
 
 	"github.com/skillserver/skillserver/api"
 	"github.com/skillserver/skillserver/internal/content"
-	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -328,7 +327,7 @@ func violations(err error) []*Violation {
 // requires its files to be those of the RFC feed's latest versions.
 func (c *Client) checkLegacy(ctx context.Context, rfc []RFCEntry) error {
 	const itemName = "legacy index"
-	u := c.entry(feed.DocLegacyIndex.Patterns()[0])
+	u := c.entry(pathLegacyIndex)
 	var idx struct {
 		Skills []struct {
 			Name        string   `json:"name"`
@@ -375,7 +374,7 @@ func (c *Client) checkLegacy(ctx context.Context, rfc []RFCEntry) error {
 				errs[i] = errors.Join(errs[i], at(err, itemName, u))
 				continue
 			}
-			fu := c.entry(feed.Href(feed.PathLegacyFile, s.Name, f))
+			fu := c.entry(legacyFilePath(s.Name, f))
 			as := mediaFile
 			if f == skill.FileName {
 				as = mediaMarkdown
@@ -406,7 +405,7 @@ func (c *Client) checkAgentCard(ctx context.Context) error {
 	}
 	var errs []error
 	absent := 0
-	paths := feed.DocAgentCard.Patterns()
+	paths := agentCardPaths
 	for _, p := range paths {
 		u := c.entry(p)
 		b, err := c.get(ctx, itemName, u, mediaEntry)

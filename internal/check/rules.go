@@ -1,8 +1,11 @@
 package check
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Rule names one thing a client relies on. The IDs are stable: reports,
@@ -81,4 +84,47 @@ func (r Rule) Severity() Severity {
 // Rules lists every rule, sorted.
 func Rules() []Rule {
 	return slices.Sorted(maps.Keys(severity))
+}
+
+// Violation is one broken rule: what, where and why. Every error the
+// Client returns is one, or several joined.
+type Violation struct {
+	Rule   Rule
+	Item   string // "skill code-review 1.0.0", "RFC index", ...
+	URL    string
+	Msg    string
+	Status int // the HTTP status, for RuleStatus
+	// cause is the error a RuleFetch violation reports, to tell a server
+	// that does not answer at all (unreachable) from one request failing.
+	cause error
+}
+
+func (v *Violation) Error() string {
+	var b strings.Builder
+	if v.Item != "" {
+		b.WriteString(v.Item + ": ")
+	}
+	b.WriteString(v.Msg)
+	if v.URL != "" {
+		b.WriteString(" (" + v.URL + ")")
+	}
+	return b.String() + " [" + string(v.Rule) + "]"
+}
+
+func bad(rule Rule, format string, args ...any) *Violation {
+	return &Violation{Rule: rule, Msg: fmt.Sprintf(format, args...)}
+}
+
+// at fills in the item and URL of err's violations where they have none.
+func at(err error, itemName, u string) error {
+	var v *Violation
+	if errors.As(err, &v) {
+		if v.Item == "" {
+			v.Item = itemName
+		}
+		if v.URL == "" {
+			v.URL = u
+		}
+	}
+	return err
 }
