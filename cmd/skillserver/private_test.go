@@ -99,7 +99,9 @@ var privateSurfaces = []struct{ method, path, body string }{
 // TestPrivateFeedRefusesWithoutToken: every surface answers 401 without
 // a token and 403 with a wrong one, in either form; the probes answer.
 func TestPrivateFeedRefusesWithoutToken(t *testing.T) {
-	ts, _ := startPrivate(t)
+	// 78 wrong tokens from one address: past auth_failures_per_minute,
+	// which TestAuthFailuresAreThrottled tests.
+	ts, _ := startPrivate(t, "--auth-failures-per-minute", "0")
 	for _, s := range privateSurfaces {
 		for _, tc := range []struct {
 			name, prefix, auth string

@@ -27,6 +27,7 @@ import (
 	"github.com/skillserver/skillserver/internal/reload"
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
+	"github.com/skillserver/skillserver/internal/throttle"
 )
 
 // source turns the configured directories into a catalog.Source: a missing
@@ -147,6 +148,9 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()
+	}
+	if cfg.AuthFailures > 0 {
+		apiOpts.AuthFailures = throttle.New(cfg.AuthFailures, throttle.MaxKeys)
 	}
 	var tokens *access.File
 	if cfg.ReadTokensFile != "" {

@@ -61,6 +61,7 @@ type Config struct {
 	RescanInterval  time.Duration `mapstructure:"rescan_interval"`
 	AdminToken      string        `mapstructure:"admin_token"`
 	ReadTokensFile  string        `mapstructure:"read_tokens_file"`
+	AuthFailures    int           `mapstructure:"auth_failures_per_minute"`
 	Retention       time.Duration `mapstructure:"retention"`
 	RetentionBytes  int64         `mapstructure:"retention_max_bytes"`
 	MaxConnections  int           `mapstructure:"max_connections"`
@@ -128,6 +129,10 @@ func baseURL(key, raw, example string) error {
 	return nil
 }
 
+// minAdminToken is the shortest admin_token accepted, as the shortest
+// read token in clear (internal/access): anything shorter is guessable.
+const minAdminToken = 16
+
 // minFrontmatterDepth is how deep the items of metadata.tags sit: a
 // lower max_frontmatter_depth would refuse ordinary skills.
 const minFrontmatterDepth = 3
@@ -170,8 +175,9 @@ var Keys = []Key{
 	{Name: "reload_timeout", Flag: "reload-timeout", Default: 2 * time.Minute, Help: "abandon a reload that runs longer (a read stuck on a hung NFS or FUSE mount): it is logged and counted, the previous snapshot keeps serving and the next trigger starts a new reload; 0 disables. The first scan is not bounded"},
 	{Name: "reload_max_abandoned", Flag: "reload-max-abandoned", Default: 4, Help: "most abandoned reloads that may still be blocked (each holds a thread and the snapshot it started from) before no new reload starts until one returns; 0: no bound"},
 	{Name: "rescan_interval", Flag: "rescan-interval", Default: time.Duration(0), Help: "also rescan everything this often, for filesystems without inotify (NFS, some volume mounts); 0 disables"},
-	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload; empty disables the endpoint (404). Set it by environment or file, not on the command line"},
-	{Name: "read_tokens_file", Flag: "read-tokens-file", Default: "", Help: "file of read tokens, one \"NAME SECRET [PATTERN...]\" per line (SECRET may be sha256:<hex>); when set every route but /healthz, /readyz and /-/reload needs one, as Authorization: Bearer or a /t/<token>/ path prefix, and a token with patterns sees only the items they match. Re-read on SIGHUP and, with watch, when it changes; empty: the feed is public"},
+	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload and /-/problems; at least 16 characters (make one with openssl rand -hex 24); empty disables both (404). Set it by environment or file, not on the command line"},
+	{Name: "read_tokens_file", Flag: "read-tokens-file", Default: "", Help: "file of read tokens, one \"NAME SECRET PATTERN...\" per line (SECRET may be sha256:<hex>; PATTERN * is every item, and a line needs at least one; the file must end with a newline); when set every route but /healthz, /readyz and /-/reload needs one, as Authorization: Bearer or a /t/<token>/ path prefix, and a token sees only the items its patterns match. Re-read on SIGHUP and, with watch, when it changes; a file that does not read (being written, broken, deleted) keeps the tokens in force; empty: the feed is public"},
+	{Name: "auth_failures_per_minute", Flag: "auth-failures-per-minute", Default: 60, Help: "most wrong tokens one client address may send a minute, and at once: admin_token on /-/reload and /-/problems, read tokens on a private feed; past them a wrong token is answered 429 with Retry-After until the allowance refills. A right token is always answered, so this slows a guesser that heeds 429 and shows one in the log, but does not make a short token safe. The address is the connection's: behind a proxy, all its clients share the proxy's. At most 10000 addresses are remembered, the least recently failing forgotten first (0: no limit)"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them; 0 disables"},
 	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it (0: no bound)"},
 	{Name: "max_connections", Flag: "max-connections", Default: 0, Help: "most client connections open at once; at the cap a new client evicts the connection that has been idle or sending its request the longest (once it had half a second), never one being answered, and waits while there is none. 0 picks the open-file limit less what the process holds itself (32, metrics_max_connections when metrics_listen is set, and max_folder_depth + 4 per core for the scan: 168 on two cores by default), at most 4096, and at least a quarter of the limit"},
@@ -407,6 +413,12 @@ func (c *Config) validate() error {
 	}
 	if c.WatchMaxWait < c.WatchDebounce {
 		errs = append(errs, fmt.Errorf("watch_max_wait %s: must be at least watch_debounce (%s)", c.WatchMaxWait, c.WatchDebounce))
+	}
+	if c.AdminToken != "" && len(c.AdminToken) < minAdminToken {
+		errs = append(errs, fmt.Errorf("admin_token: shorter than %d characters, which can be guessed; make one with `openssl rand -hex 24`", minAdminToken))
+	}
+	if c.AuthFailures < 0 {
+		errs = append(errs, fmt.Errorf("auth_failures_per_minute %d: must not be negative (0: no limit)", c.AuthFailures))
 	}
 	if c.ReloadTimeout < 0 || c.ReloadAbandoned < 0 {
 		errs = append(errs, errors.New("reload_timeout and reload_max_abandoned must not be negative (0 disables)"))

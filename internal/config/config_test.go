@@ -149,6 +149,9 @@ func TestRejects(t *testing.T) {
 		{"allowed host port out of range", nil, nil, "allowed_hosts: [\"a.test:99999\"]\n", "allowed_hosts"},
 		{"negative document cache", []string{"--document-cache-max-bytes", "-1"}, nil, "", "document_cache_max_bytes"},
 		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
+		{"one-character admin token", nil, map[string]string{"SKILLSERVER_ADMIN_TOKEN": "x"}, "", "admin_token: shorter than 16 characters, which can be guessed; make one with `openssl rand -hex 24`"},
+		{"15-character admin token in the file", nil, nil, "admin_token: abcdefghijklmno\n", "admin_token: shorter than 16 characters"},
+		{"negative auth failures", []string{"--auth-failures-per-minute", "-1"}, nil, "", "auth_failures_per_minute -1: must not be negative (0: no limit)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

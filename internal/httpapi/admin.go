@@ -47,7 +47,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.adminToken(token) {
-		s.fail(w, r, errForbidden)
+		s.refuseWrongToken(w, r, errForbidden)
 		return
 	}
 	snap, err := s.opts.Reloader.ReloadNow(r.Context())

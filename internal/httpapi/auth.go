@@ -90,15 +90,18 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// refuse answers 401 (no token) or 403 (an unknown one) and counts it.
+// refuse answers 401 (no token) or 403 (an unknown one, or 429 from an
+// address that sent too many) and counts it.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string, err error) {
 	if s.opts.Observer != nil {
 		s.opts.Observer.ObserveRefusal(reason)
 	}
 	if reason == "missing" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="skillserver"`)
+		s.fail(w, r, err)
+		return
 	}
-	s.fail(w, r, err)
+	s.refuseWrongToken(w, r, err)
 }
 
 // cutTokenPrefix splits /t/<token>/<rest> into the token and the URL of

@@ -32,6 +32,7 @@ var errorTable = []struct {
 	{errForbidden, http.StatusForbidden, "forbidden"},
 	{errNoReadToken, http.StatusUnauthorized, "unauthorized"},
 	{errBadReadToken, http.StatusForbidden, "forbidden"},
+	{errTooManyFailures, http.StatusTooManyRequests, "too_many_requests"},
 	{errReloadFailed, http.StatusServiceUnavailable, "reload_failed"},
 }
 

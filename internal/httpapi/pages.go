@@ -195,7 +195,7 @@ func (s *Server) handleProblems(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.adminToken(token) {
-		s.fail(w, r, errForbidden)
+		s.refuseWrongToken(w, r, errForbidden)
 		return
 	}
 	snap := s.snapshot(w, r)

@@ -78,6 +78,9 @@ type Options struct {
 	// probes and the admin route needs one of its tokens (auth.go).
 	ReadTokens ReadTokens
 	Reloader   Reloader
+	// AuthFailures, if set, answers 429 to a client address that sent
+	// too many wrong admin or read tokens (authlimit.go).
+	AuthFailures AuthLimiter
 	// Observer, if set, is told about every request and recovered panic.
 	Observer Observer
 	// Metrics, if set, is served at /metrics.
