@@ -11,9 +11,10 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// FuzzResourcePath: a path validResourcePath accepts is a clean relative
+// FuzzResourcePath: a path skill.ValidResourcePath accepts is a clean relative
 // file path that stays inside the version folder wherever a client
 // unpacks it, with no backslash, "..", control character or invalid
 // UTF-8; and the collision form of a name does not depend on how its
@@ -27,7 +28,7 @@ func FuzzResourcePath(f *testing.F) {
 		f.Add(p)
 	}
 	f.Fuzz(func(t *testing.T, p string) {
-		if validResourcePath(p) {
+		if skill.ValidResourcePath(p) {
 			switch {
 			case !fs.ValidPath(p), p == ".", path.IsAbs(p), path.Clean(p) != p, !filepath.IsLocal(p):
 				t.Fatalf("accepted %q, which is not a clean local path", p)

@@ -385,8 +385,12 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 				walk(sub, childRel, subEntries, append(ancestors, st))
 				sub.close()
 			case st.isRegular():
-				if !validResourcePath(childRel) {
+				if !skill.ValidResourcePath(childRel) {
 					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleResourcePath, "file names must be valid UTF-8 without control characters, backslashes or \"..\"; rename the file"))
+					continue
+				}
+				if why := skill.ResourcePathLength(childRel); why != "" {
+					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleResourcePath, "%s", why))
 					continue
 				}
 				if lim.MaxFileBytes > 0 && st.size > lim.MaxFileBytes {
@@ -421,21 +425,6 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 		ps = append(ps, skill.Errorf(t.report(v.path), skill.RuleLimit, "version holds %d bytes; the limit is %d (max_total_bytes)", total, lim.MaxTotalBytes))
 	}
 	return files, ps, linked
-}
-
-// validResourcePath: clients reject an archive or index holding a
-// backslash or ".." anywhere in a path (the skills CLI drops the whole
-// v0.1 index), so "notes..md" is refused too.
-func validResourcePath(p string) bool {
-	if !fs.ValidPath(p) || p == "." || strings.ContainsRune(p, '\\') || strings.Contains(p, "..") {
-		return false
-	}
-	for _, r := range p {
-		if r < 0x20 || r == 0x7f || r == '\uFFFD' {
-			return false
-		}
-	}
-	return true
 }
 
 // resolveProblem is the problem of an entry resolve failed on: a symlink
