@@ -71,10 +71,19 @@ func exportTree(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 	}
 	res, err := export.Export(ctx, t, files, opts)
 	err = errors.Join(err, t.Close())
-	if err != nil {
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	if err != nil && res.Failed == 0 {
 		return err
 	}
-	fmt.Fprintf(stderr, "exported %d skills and %d sub-agents to %s: %d files (%d bytes), %d written (%d for metadata only), %d unchanged, %d kept unnamed, %d pruned, in %s\n",
-		len(snap.Skills), len(snap.Agents), cfg.ExportOut, res.Files, res.Bytes, res.Written, res.Metadata, res.Unchanged, res.Kept, res.Pruned, time.Since(start).Round(time.Millisecond))
-	return nil
+	failed := ""
+	if res.Failed > 0 {
+		failed = fmt.Sprintf(", %d not written", res.Failed)
+	}
+	// Files that could not be written are each the problem of their own
+	// file: the rest is exported, and the command fails after.
+	fmt.Fprintf(stderr, "exported %d skills and %d sub-agents to %s: %d files (%d bytes), %d written (%d for metadata only), %d unchanged, %d kept unnamed, %d pruned%s, in %s\n",
+		len(snap.Skills), len(snap.Agents), cfg.ExportOut, res.Files, res.Bytes, res.Written, res.Metadata, res.Unchanged, res.Kept, res.Pruned, failed, time.Since(start).Round(time.Millisecond))
+	return err
 }

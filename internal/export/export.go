@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -118,9 +117,9 @@ func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
 	base := feed.Base{URL: opts.BaseURL, Known: true}
 	var out []File
 	add := func(path string, body []byte, contentType, cache string, rank int) error {
-		key, err := url.PathUnescape(strings.TrimPrefix(path, "/"))
+		key, err := keyOf(path)
 		if err != nil {
-			return fmt.Errorf("path %q: %w", path, err)
+			return err
 		}
 		out = append(out, File{Key: key, Body: body, ContentType: contentType, CacheControl: cache, rank: rank})
 		return nil
@@ -209,6 +208,11 @@ type Result struct {
 	Unchanged int   // already there with the same bytes and attributes
 	Pruned    int   // removed by PruneOlderThan
 	Kept      int   // no longer named, kept until PruneOlderThan
+	Failed    int   // could not be written; the rest was (Export's error names them)
+	// Warnings are what the export left alone and why: a state file
+	// entry not pruned because a symbolic link stands in its path, a file
+	// not written. Each is one line.
+	Warnings []string
 }
 
 // state is the StateFile's content. It changes only when what the
@@ -255,6 +259,7 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 		return Result{}, err
 	}
 	var res Result
+	var failures []error
 	current := make(map[string]bool, len(files))
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -268,7 +273,21 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 			continue
 		}
 		if err := t.Write(ctx, f); err != nil {
-			return res, fmt.Errorf("write %s: %w", f.Key, err)
+			if ctx.Err() != nil {
+				return res, fmt.Errorf("write %s: %w", f.Key, err)
+			}
+			// One file a target refuses (a name, a path a link or another
+			// file stands in) is that file's problem: the others are
+			// written, and the error comes at the end. A target that
+			// refuses everything is not written to for long.
+			err = fmt.Errorf("write %s: %w", f.Key, err)
+			failures = append(failures, err)
+			res.Failed++
+			res.Warnings = append(res.Warnings, "not written: "+err.Error())
+			if res.Failed >= maxFailures && res.Written == 0 {
+				return res, fmt.Errorf("the first %d writes failed; stopped: %w", res.Failed, failures[0])
+			}
+			continue
 		}
 		res.Written++
 		if changes[i] == Metadata {
@@ -302,7 +321,18 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 			res.Kept++
 			continue
 		}
-		if err := t.Delete(ctx, k); err != nil {
+		if !validKey(k) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("not pruned: %s names %q, which is not a path inside the output; it is forgotten", StateFile, k))
+			continue
+		}
+		var link *linkError
+		switch err := t.Delete(ctx, k); {
+		case errors.As(err, &link):
+			// Someone else's: the export never removes through a link,
+			// and does not try again at every run.
+			res.Warnings = append(res.Warnings, fmt.Sprintf("not pruned: %s: %v; it is forgotten", k, err))
+			continue
+		case err != nil:
 			return res, fmt.Errorf("prune %s: %w", k, err)
 		}
 		res.Pruned++
@@ -320,8 +350,15 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 			return res, fmt.Errorf("write %s: %w", StateFile, err)
 		}
 	}
+	if len(failures) > 0 {
+		return res, fmt.Errorf("%d of %d files were not written (each named in a warning; the rest was): %w", len(failures), len(files), failures[0])
+	}
 	return res, nil
 }
+
+// maxFailures is how many writes may fail, none succeeding, before the
+// export stops: by then it is the target that fails, not one file.
+const maxFailures = 10
 
 // compare compares every file with what t holds, compareConcurrency at
 // a time; writes wait for all, so they still go in write order.

@@ -547,3 +547,112 @@ func TestBucketWhoseMD5IsNotTheData(t *testing.T) {
 		t.Errorf("export to a bucket whose MD5s are not the data's: %+v; want nothing written (%d attributes files changed)", res, len(attrs))
 	}
 }
+
+// A resource name of 255 bytes, the most a file system takes, is written
+// into a folder: its temporary file has a short name, not ".tmp-" and the
+// name. Before, it exceeded the limit and the export stopped there.
+func TestFolderWritesLongNames(t *testing.T) {
+	out := t.TempDir()
+	tgt, err := export.Open(t.Context(), out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
+	key := "api/v1/blobs/" + strings.Repeat("n", 252) + ".md"
+	for _, body := range []string{"first\n", "second\n"} {
+		if err := tgt.Write(t.Context(), export.File{Key: key, Body: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := readFile(t, filepath.Join(out, filepath.FromSlash(key))); string(got) != body {
+			t.Errorf("%s holds %q; want %q", key, got, body)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(out, "api", "v1", "blobs"))
+	if err != nil || len(entries) != 1 {
+		t.Errorf("the folder holds %v (%v); want the file alone, no temporary file left", entries, err)
+	}
+}
+
+// A file a folder cannot hold is that file's failure, not the export's:
+// two skills whose files have the same bytes, one at "LICENSE" and one at
+// "LICENSE/x", have artifacts at ".../<digest>/LICENSE" and
+// ".../<digest>/LICENSE/x", which a file system cannot both hold. Every
+// other file is written, the indexes and the state file too, and the
+// error names the one left out. Before, the export stopped at it, with
+// no index written.
+func TestWriteFailureIsTheFilesOwn(t *testing.T) {
+	skills := t.TempDir()
+	const license = "The same licence text, byte for byte.\n"
+	for _, s := range []struct{ name, file string }{{"alpha", "LICENSE"}, {"beta", "LICENSE/x"}} {
+		write(t, filepath.Join(skills, s.name, "SKILL.md"), "---\nname: "+s.name+"\ndescription: Skill "+s.name+".\nversion: 1.0.0\n---\nBody.\n")
+		write(t, filepath.Join(skills, s.name, filepath.FromSlash(s.file)), license)
+	}
+	snap := build(t, skills, "")
+	files, err := export.Files(snap.Feed(), snap.Store, export.Options{BaseURL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{t.TempDir(), "file://" + filepath.ToSlash(t.TempDir())} {
+		// Twice: the second export finds the file where the folder
+		// should be, and writes nothing else.
+		for i, written := range []int{len(files) - 1, 0} {
+			tgt, err := export.Open(t.Context(), out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := export.Export(t.Context(), tgt, files, export.Options{BaseURL: base})
+			tgt.Close()
+			if err == nil || !strings.Contains(err.Error(), "/LICENSE/x") || res.Failed != 1 || res.Written != written {
+				t.Errorf("export %d to %s: %+v, %v; want %d files written, LICENSE/x not, and an error naming it", i+1, out, res, err, written)
+			}
+		}
+		dir := strings.TrimPrefix(out, "file://")
+		for _, p := range []string{".well-known/agent-skills/index.json", export.StateFile} {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
+				t.Errorf("export to %s: %v", out, err)
+			}
+		}
+	}
+}
+
+// A folder a link to outside the output has replaced is not written
+// through, in a folder or a file:// bucket: the write is refused, the
+// file outside stays as it was, and the rest is written. (Pruning
+// through a link is tested in cmd/skillserver.)
+func TestWriteDoesNotFollowLinks(t *testing.T) {
+	skills := t.TempDir()
+	write(t, filepath.Join(skills, "alpha", "SKILL.md"), "---\nname: alpha\ndescription: Skill alpha.\nversion: 1.0.0\n---\nBody.\n")
+	for _, bucket := range []bool{false, true} {
+		dir := t.TempDir()
+		out := dir
+		if bucket {
+			out = "file://" + filepath.ToSlash(dir)
+		}
+		exportTo(t, build(t, skills, ""), out, export.Options{})
+		outside := t.TempDir()
+		if err := os.RemoveAll(filepath.Join(dir, "skills", "v1", "alpha")); err != nil {
+			t.Fatal(err)
+		}
+		fixture.Symlink(t, outside, filepath.Join(dir, "skills", "v1", "alpha"))
+		write(t, filepath.Join(outside, "index.json"), "not the export's\n")
+		files, err := export.Files(build(t, skills, "").Feed(), build(t, skills, "").Store, export.Options{BaseURL: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tgt, err := export.Open(t.Context(), out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := export.Export(t.Context(), tgt, files, export.Options{BaseURL: base})
+		tgt.Close()
+		if err == nil || !strings.Contains(err.Error(), "skills/v1/alpha is a symbolic link") || res.Failed < 2 {
+			t.Errorf("export to %s through a link: %+v, %v; want the files below it refused", out, res, err)
+		}
+		if got := readFile(t, filepath.Join(outside, "index.json")); string(got) != "not the export's\n" {
+			t.Errorf("export to %s wrote through the link: %q", out, got)
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+			t.Errorf("export to %s wrote into the folder outside: %v", out, ents)
+		}
+	}
+}

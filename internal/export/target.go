@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,10 +11,12 @@ import (
 	"io/fs"
 	"maps"
 	"mime"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"gocloud.dev/blob"
 	"gocloud.dev/gcerrors"
@@ -50,7 +53,17 @@ func Open(ctx context.Context, out string) (Target, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open bucket %s: %w", out, err)
 		}
-		return &bucket{b: b}, nil
+		u := &bucket{b: b}
+		if scheme == "file" {
+			// The file:// driver follows symbolic links: the export
+			// checks every key's path for them itself, through the
+			// folder the driver writes into.
+			if u.root, err = os.OpenRoot(fileBucketDir(out)); err != nil {
+				b.Close()
+				return nil, fmt.Errorf("open bucket %s: %w", out, err)
+			}
+		}
+		return u, nil
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("create the output folder: %w", err)
@@ -73,11 +86,15 @@ const (
 )
 
 // folder writes files under a directory, each through a temporary file
-// renamed into place, and only files whose bytes differ. It goes through an os.Root, so no key leaves it.
+// renamed into place, and only files whose bytes differ. It goes through
+// an os.Root, so no key leaves it, and it neither writes, reads nor
+// removes through a symbolic link at all (noLinks): the export makes
+// none, so one in its path is someone else's.
 type folder struct{ root *os.Root }
 
 // Compare compares bytes only: a file has no attributes to compare (the
-// host sets the headers, by path).
+// host sets the headers, by path). A symbolic link where the file
+// should be is no file: it is replaced.
 func (d *folder) Compare(ctx context.Context, f File) (Change, error) {
 	b, ok, err := d.Read(ctx, f.Key)
 	switch {
@@ -92,14 +109,23 @@ func (d *folder) Compare(ctx context.Context, f File) (Change, error) {
 }
 
 func (d *folder) Write(_ context.Context, f File) error {
+	if err := noLinks(d.root, f.Key, true); err != nil {
+		return err
+	}
 	name := filepath.FromSlash(f.Key)
 	if dir := filepath.Dir(name); dir != "." {
 		if err := d.root.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
-	tmp := filepath.Join(filepath.Dir(name), ".tmp-"+filepath.Base(name))
-	w, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// The temporary name is short whatever the file's name: a name of
+	// 255 bytes, the most a file system takes, would have none longer.
+	tmp := filepath.Join(filepath.Dir(name), tempName(f.Key))
+	// One left by a crash, or anything else there, link included.
+	if err := d.root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	w, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}
@@ -112,6 +138,7 @@ func (d *folder) Write(_ context.Context, f File) error {
 		err = cerr
 	}
 	if err == nil {
+		// A link at name is replaced, not followed.
 		err = d.root.Rename(tmp, name)
 	}
 	if err != nil {
@@ -120,7 +147,20 @@ func (d *folder) Write(_ context.Context, f File) error {
 	return err
 }
 
+// tempName is the name of the temporary file the folder writes key
+// through, in key's folder: ".tmp-" and 16 hex digits of a hash of the
+// key, 21 bytes. Scans skip names starting with a dot, so no resource
+// has one; the same key has the same one, so a crash leaves at most one
+// per file, which the next write of it removes.
+func tempName(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return ".tmp-" + hex.EncodeToString(sum[:8])
+}
+
 func (d *folder) Delete(_ context.Context, key string) error {
+	if err := noLinks(d.root, key, false); err != nil {
+		return err
+	}
 	name := filepath.FromSlash(key)
 	if err := d.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -135,10 +175,17 @@ func (d *folder) Delete(_ context.Context, key string) error {
 	return nil
 }
 
+// Read reads the file at key; a symbolic link on the way, or a folder,
+// is no file.
 func (d *folder) Read(_ context.Context, key string) ([]byte, bool, error) {
+	if err := noLinks(d.root, key, false); err != nil {
+		return nil, false, nil
+	}
 	b, err := d.root.ReadFile(filepath.FromSlash(key))
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.EISDIR):
+		// No file there: a file stands where a folder of key should, or
+		// a folder where key should. The write then fails, for this file.
 		return nil, false, nil
 	case err != nil:
 		return nil, false, err
@@ -147,6 +194,58 @@ func (d *folder) Read(_ context.Context, key string) ([]byte, bool, error) {
 }
 
 func (d *folder) Close() error { return d.root.Close() }
+
+// A linkError is a key whose path in the output passes through a
+// symbolic link, which the export does not follow: on a write it is the
+// file's failure, on a prune the key is forgotten.
+type linkError struct {
+	key  string
+	link string // the slash path of the link, below the output
+}
+
+func (e *linkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link; the export does not follow links in its output", e.link)
+}
+
+// noLinks returns a *linkError when a folder on key's path below root is
+// a symbolic link, or key itself is one, unless leafOK (a write renames
+// over a link, which replaces it). A missing name ends the check: nothing
+// below it exists. It checks, then the caller acts: a link made in
+// between is still refused by os.Root when it leaves root, but one to
+// elsewhere inside it would be followed.
+func noLinks(root *os.Root, key string, leafOK bool) error {
+	segs := strings.Split(key, "/")
+	for i := range segs {
+		name := strings.Join(segs[:i+1], "/")
+		fi, err := root.Lstat(filepath.FromSlash(name))
+		switch {
+		case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+			return nil
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink == 0:
+			continue
+		case i == len(segs)-1 && leafOK:
+			return nil
+		}
+		return &linkError{key: key, link: name}
+	}
+	return nil
+}
+
+// fileBucketDir is the folder of a file:// bucket URL, as gocloud.dev's
+// fileblob driver reads it (a "." host makes the path relative).
+func fileBucketDir(out string) string {
+	u, err := url.Parse(out)
+	if err != nil {
+		return out // the driver opened it; it parses
+	}
+	p := u.Path
+	if u.Host == "." || os.PathSeparator != '/' {
+		p = strings.TrimPrefix(p, "/")
+	}
+	return filepath.FromSlash(p)
+}
 
 // bucket uploads to a gocloud.dev/blob bucket. It lists the bucket once,
 // so a key not there costs no request, then asks for the attributes of
@@ -160,6 +259,10 @@ func (d *folder) Close() error { return d.root.Close() }
 // compared.
 type bucket struct {
 	b *blob.Bucket
+	// root is the folder of a file:// bucket, whose driver follows
+	// symbolic links: every key is checked for them there (noLinks),
+	// with its ".attrs" file; nil for other buckets.
+	root *os.Root
 
 	mu     sync.Mutex
 	listed map[string]listing // nil until listed
@@ -197,6 +300,9 @@ func (u *bucket) list(ctx context.Context) (map[string]listing, error) {
 }
 
 func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
+	if u.root != nil && noLinks(u.root, f.Key, false) != nil {
+		return Missing, nil // no object of this bucket: Write replaces or refuses it
+	}
 	listed, err := u.list(ctx)
 	if err != nil {
 		return 0, err
@@ -280,6 +386,11 @@ func multipartETag(b []byte) string {
 }
 
 func (u *bucket) Write(ctx context.Context, f File) error {
+	if u.root != nil {
+		if err := u.unlink(f.Key); err != nil {
+			return err
+		}
+	}
 	sum := md5Of(f.Body)
 	return u.b.WriteAll(ctx, f.Key, f.Body, &blob.WriterOptions{
 		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: sum, BufferSize: partSize,
@@ -287,7 +398,34 @@ func (u *bucket) Write(ctx context.Context, f File) error {
 	})
 }
 
+// fileAttrs is the suffix of the file gocloud.dev's file:// driver keeps
+// an object's attributes in, beside it.
+const fileAttrs = ".attrs"
+
+// unlink readies key of a file:// bucket for a write: a symbolic link on
+// its path is refused; one at the key itself or at its attributes file is
+// removed (the driver would write through the latter), not followed.
+func (u *bucket) unlink(key string) error {
+	if err := noLinks(u.root, key, true); err != nil {
+		return err
+	}
+	for _, name := range []string{key, key + fileAttrs} {
+		fi, err := u.root.Lstat(filepath.FromSlash(name))
+		if err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if err := u.root.Remove(filepath.FromSlash(name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (u *bucket) Delete(ctx context.Context, key string) error {
+	if u.root != nil {
+		if err := noLinks(u.root, key, false); err != nil {
+			return err
+		}
+	}
 	if err := u.b.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return err
 	}
@@ -325,6 +463,9 @@ func (u *bucket) holds(ctx context.Context, key string, body []byte) (bool, erro
 }
 
 func (u *bucket) Read(ctx context.Context, key string) ([]byte, bool, error) {
+	if u.root != nil && noLinks(u.root, key, false) != nil {
+		return nil, false, nil
+	}
 	b, err := u.b.ReadAll(ctx, key)
 	switch {
 	case gcerrors.Code(err) == gcerrors.NotFound:
@@ -335,4 +476,10 @@ func (u *bucket) Read(ctx context.Context, key string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-func (u *bucket) Close() error { return u.b.Close() }
+func (u *bucket) Close() error {
+	err := u.b.Close()
+	if u.root != nil {
+		err = errors.Join(err, u.root.Close())
+	}
+	return err
+}
