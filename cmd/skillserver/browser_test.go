@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,11 +19,13 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"gocloud.dev/blob"
 
 	"github.com/skillserver/skillserver/internal/fixture"
 )
@@ -548,4 +553,184 @@ func TestBrowserScriptPolicy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// beacon counts the requests a page's script makes to it.
+type beacon struct {
+	url  string
+	mu   sync.Mutex
+	hits []string
+}
+
+func newBeacon(t *testing.T) *beacon {
+	t.Helper()
+	b := &beacon{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.hits = append(b.hits, r.URL.Path)
+		b.mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	b.url = srv.URL
+	return b
+}
+
+func (b *beacon) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.hits)
+}
+
+// activeFiles are files of a skill a browser runs script in when it
+// opens them with their own type; each script sets the page's title and
+// asks the beacon at beaconURL for its file's name, twice.
+func activeFiles(beaconURL string) map[string]string {
+	js := func(name string) string {
+		return fmt.Sprintf(`document.title = "pwned"; fetch(%q, {mode: "no-cors"}); new Image().src = %q;`, beaconURL+"/"+name, beaconURL+"/img/"+name)
+	}
+	return map[string]string{
+		"pwn.html": "<!doctype html><title>shipped</title><p id=shipped>shipped page</p><script>" + js("html") + "</script>\n",
+		"pwn.svg":  `<svg xmlns="http://www.w3.org/2000/svg"><title>shipped</title><script>` + js("svg") + `</script><circle id="shipped" r="4"/></svg>` + "\n",
+		"pwn.xml":  `<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>shipped</title></head><body><p id="shipped">x</p><script>` + js("xml") + `</script></body></html>` + "\n",
+	}
+}
+
+// documentedNginx is the server block docs/operations.md gives for an
+// export, without its listen, server_name and root lines (the test's
+// nginx sets those).
+func documentedNginx(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```nginx\nserver {\n")
+	block, _, ok2 := strings.Cut(block, "\n}\n```")
+	if !ok || !ok2 {
+		t.Fatal("docs/operations.md has no nginx server block")
+	}
+	var out []string
+	for line := range strings.SplitSeq(block, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && slices.Contains([]string{"listen", "server_name", "root"}, f[0]) {
+			continue
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// stockTypes is an nginx configuration with its types block swapped for
+// what a host's stock MIME table says of HTML, SVG and XML.
+var stockTypes = regexp.MustCompile(`(?s)types \{[^}]*\}`)
+
+// TestBrowserExportRunsNoScript: a skill's HTML, SVG and XML files,
+// exported, run no script in Chromium, however the export is served as
+// docs/operations.md says: a folder behind nginx with the documented
+// configuration, read from the docs, with its own types table and with a
+// stock one that serves them as text/html, image/svg+xml and text/xml;
+// and a bucket (a real S3 server, versitygw, with SKILLSERVER_S3_TEST=1)
+// serving each object with its stored metadata, at a presigned URL.
+// Each script would set the page's title and call a beacon. The same
+// files on a host that serves them by extension and sets no header (as
+// GitHub Pages does) do run: that shows the test would see a script run,
+// and it is the risk docs/operations.md states for such hosts. Before,
+// the bucket stored text/html, image/svg+xml and application/xml, and the
+// documented nginx configuration set no Content-Security-Policy: both ran
+// the scripts.
+func TestBrowserExportRunsNoScript(t *testing.T) {
+	chromium := requireBrowser(t)
+	nginxBinary(t)
+	bc := newBeacon(t)
+	files := activeFiles(bc.url)
+	skills := t.TempDir()
+	mustWrite(t, filepath.Join(skills, "shipper", "SKILL.md"), skillDoc("shipper", "version: 1.0.0\n"))
+	for name, body := range files {
+		mustWrite(t, filepath.Join(skills, "shipper", name), body)
+	}
+	base := "https://skills.example.com"
+	dir := t.TempDir()
+	runExport(t, "--skills", skills, "--base-url", base, "--out", dir)
+	var keys []string // each file's artifact and latest-version file
+	for key := range exportedFiles(t, dir) {
+		if _, ok := files[path.Base(key)]; ok {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	if len(keys) != 2*len(files) {
+		t.Fatalf("the export holds %q; want each active file twice", keys)
+	}
+
+	ctx := browser(t, chromium)
+	cdpCall(t, ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorDeny})
+	// ran opens u in the tab and reports whether its script ran: the
+	// title it set, or a call to the beacon. A download aborts the
+	// navigation and leaves the blank page.
+	ran := func(t *testing.T, u string) (bool, string) {
+		t.Helper()
+		browse(t, ctx, chromedp.Navigate("about:blank"))
+		before := bc.count()
+		if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil && !strings.Contains(err.Error(), "ERR_ABORTED") {
+			t.Fatalf("open %s: %v", u, err)
+		}
+		title := evalJS[string](t, ctx, "document.title")
+		where := evalJS[string](t, ctx, "location.href")
+		time.Sleep(300 * time.Millisecond) // the beacon's calls are on their way
+		return title == "pwned" || bc.count() > before, fmt.Sprintf("at %s, title %q, %d beacon calls", where, title, bc.count()-before)
+	}
+
+	t.Run("plain static host", func(t *testing.T) {
+		plain := httptest.NewServer(http.FileServer(http.Dir(dir)))
+		t.Cleanup(plain.Close)
+		for _, key := range keys {
+			if ok, what := ran(t, plain.URL+urlPath(key)); !ok {
+				t.Errorf("%s on a host that sets no header: no script ran (%s); the test cannot see one run", key, what)
+			}
+		}
+	})
+
+	t.Run("nginx", func(t *testing.T) {
+		doc := documentedNginx(t)
+		stock := stockTypes.ReplaceAllString(doc, "types { text/html html; image/svg+xml svg; text/xml xml; application/json json; text/markdown md; application/zip zip; }")
+		if stock == doc {
+			t.Fatal("the documented nginx configuration has no types block")
+		}
+		sites := []*site{{root: dir, extra: doc}, {root: dir, extra: stock}}
+		startStaticHosts(t, sites)
+		for i, s := range sites {
+			for _, key := range keys {
+				u := s.url + urlPath(key)
+				if ok, what := ran(t, u); ok {
+					t.Errorf("%s behind nginx (types %s): its script ran (%s)", key, []string{"documented", "stock"}[i], what)
+				}
+				resp, _ := fetch(t, http.MethodGet, u, "", "")
+				if csp := resp.Header.Get("Content-Security-Policy"); csp != "default-src 'none'; sandbox" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+					t.Errorf("%s behind nginx: Content-Security-Policy %q, X-Content-Type-Options %q", key, csp, resp.Header.Get("X-Content-Type-Options"))
+				}
+			}
+		}
+	})
+
+	t.Run("S3", func(t *testing.T) {
+		bucketURL := startS3(t)
+		runExport(t, "--skills", skills, "--base-url", base, "--out", bucketURL)
+		b := openBucket(t, bucketURL)
+		for _, key := range keys {
+			u, err := b.SignedURL(t.Context(), key, &blob.SignedURLOptions{Expiry: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, body := fetch(t, http.MethodGet, u, "", "")
+			if resp.StatusCode != http.StatusOK || string(body) != files[path.Base(key)] {
+				t.Fatalf("%s from S3: %s, %q", key, resp.Status, body)
+			}
+			if ct, cd := resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"); ct != "text/plain; charset=utf-8" || cd != "attachment" {
+				t.Errorf("%s from S3: Content-Type %q, Content-Disposition %q; want text to download", key, ct, cd)
+			}
+			if ok, what := ran(t, u); ok {
+				t.Errorf("%s from S3: its script ran (%s)", key, what)
+			}
+		}
+	})
 }

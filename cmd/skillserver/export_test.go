@@ -61,9 +61,17 @@ func urlPath(key string) string {
 
 // Every file of an export equals, byte for byte and with its Content-Type,
 // what serve answers at that path for the same tree and base URL; without
-// --api-url only the two documents that link dynamic routes differ.
+// --api-url only the two documents that link dynamic routes differ. The
+// one exception is the type of a skill's HTML, SVG and XML files: serve
+// sends theirs with a Content-Security-Policy that runs no script, which
+// a bucket cannot store, so the export stores them as text to download
+// (export.ArtifactType).
 func TestExportEqualsServe(t *testing.T) {
-	skills, agents := exampleTree(t)
+	skills, agents := fixture.ExampleTree(t, "../..")
+	for name, body := range shippedFiles {
+		fixture.WriteFile(t, filepath.Join(skills, "shipped-script", filepath.FromSlash(name)), body, 0o644)
+	}
+	fixture.WriteFile(t, filepath.Join(skills, "shipped-script", "SKILL.md"), skillDoc("shipped-script", ""), 0o644)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
 	live, static, bucketDir := t.TempDir(), t.TempDir(), t.TempDir()
 	runExport(t, "--skills", skills, "--agents", agents, "--base-url", ts.URL, "--api-url", ts.URL, "--out", live)
@@ -77,6 +85,7 @@ func TestExportEqualsServe(t *testing.T) {
 	if len(files) < 50 {
 		t.Fatalf("the export holds %d files", len(files))
 	}
+	active := 0
 	for _, key := range slices.Sorted(maps.Keys(files)) {
 		resp, body := ts.get(t, urlPath(key))
 		if resp.StatusCode != 200 || !bytes.Equal(body, files[key]) {
@@ -86,9 +95,21 @@ func TestExportEqualsServe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ct := resp.Header.Get("Content-Type"); attrs.ContentType != ct {
+		ct := resp.Header.Get("Content-Type")
+		document := key == ".well-known/api-catalog" || key == "openapi.yaml" || strings.HasSuffix(key, ".json")
+		if inert, disposition := export.ArtifactType(ct); !document && disposition != "" {
+			if csp := resp.Header.Get("Content-Security-Policy"); csp != "default-src 'none'; sandbox" {
+				t.Errorf("%s: serve sends %s with Content-Security-Policy %q; want the sandbox", key, ct, csp)
+			}
+			ct = inert
+			active++
+		}
+		if attrs.ContentType != ct {
 			t.Errorf("%s: the export's Content-Type is %q, serve's %q", key, attrs.ContentType, ct)
 		}
+	}
+	if active != 4 { // pwn.html and pwn.svg, each an artifact and a latest file
+		t.Errorf("%d exported files of a type a browser runs script in; want 4", active)
 	}
 
 	staticFiles := exportedFiles(t, static)
@@ -132,12 +153,16 @@ func TestExportUsage(t *testing.T) {
 	}
 }
 
-// exportLocations are the cache headers docs/operations.md recommends for
-// an export served by nginx.
-const exportLocations = `location = /.well-known/api-catalog { default_type application/linkset+json; add_header Cache-Control "public, max-age=30"; }
-    location ^~ /api/v1/blobs/ { add_header Cache-Control "public, max-age=31536000, immutable"; }
+// exportLocations are the headers docs/operations.md recommends for an
+// export served by nginx (TestBrowserExportRunsNoScript runs that
+// configuration as the docs write it).
+const exportLocations = `location = /.well-known/api-catalog { default_type application/linkset+json; add_header Cache-Control "public, max-age=30"; ` + securityHeaders + ` }
+    location ^~ /api/v1/blobs/ { add_header Cache-Control "public, max-age=31536000, immutable"; ` + securityHeaders + ` }
     location = /.skillserver-export.json { return 404; }
-    location / { add_header Cache-Control "public, max-age=30"; }`
+    location / { add_header Cache-Control "public, max-age=30"; ` + securityHeaders + ` }`
+
+// securityHeaders are serve's headers for a skill's files, in nginx.
+const securityHeaders = `add_header Content-Security-Policy "default-src 'none'; sandbox" always; add_header X-Content-Type-Options nosniff always;`
 
 // startNginx serves dir with the real nginx on a loopback port, as
 // docs/operations.md recommends, after fill has written dir for the base
@@ -383,9 +408,10 @@ func openBucket(t *testing.T, bucketURL string) *blob.Bucket {
 
 // checkBucket fails the test unless the bucket holds exactly the files
 // of want (a folder export: slash path -> bytes) and the state file,
-// each object with the Content-Type and Cache-Control of its kind of file
-// (TestExportEqualsServe compares the types with serve's) and no
-// Content-Encoding.
+// each object with the Content-Type, Content-Disposition and
+// Cache-Control of its kind of file (TestExportEqualsServe compares the
+// types with serve's; export.ArtifactType stores a skill's HTML, SVG and
+// XML as text to download) and no Content-Encoding.
 func checkBucket(t *testing.T, b *blob.Bucket, want map[string][]byte) {
 	t.Helper()
 	keys := exportedKeys(t, b)
@@ -398,19 +424,21 @@ func checkBucket(t *testing.T, b *blob.Bucket, want map[string][]byte) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantCC, wantCT := feed.CacheShort, feed.JSONContentType
+		wantCC, wantCT, wantCD := feed.CacheShort, feed.JSONContentType, ""
 		switch {
 		case strings.HasPrefix(key, "api/v1/blobs/"):
-			wantCC, wantCT = feed.CacheImmutable, feed.ContentType(key)
+			wantCC = feed.CacheImmutable
+			wantCT, wantCD = export.ArtifactType(feed.ContentType(key))
 		case key == ".well-known/api-catalog":
 			wantCT = feed.APICatalogContentType
 		case key == "openapi.yaml":
 			wantCT = feed.OpenAPIContentType
 		case !strings.HasSuffix(key, ".json"):
-			wantCT = feed.ContentType(key)
+			wantCT, wantCD = export.ArtifactType(feed.ContentType(key))
 		}
-		if attrs.CacheControl != wantCC || attrs.ContentType != wantCT || attrs.ContentEncoding != "" {
-			t.Errorf("%s: Content-Type %q, Cache-Control %q, Content-Encoding %q; want %q, %q and none", key, attrs.ContentType, attrs.CacheControl, attrs.ContentEncoding, wantCT, wantCC)
+		if attrs.CacheControl != wantCC || attrs.ContentType != wantCT || attrs.ContentDisposition != wantCD || attrs.ContentEncoding != "" {
+			t.Errorf("%s: Content-Type %q, Cache-Control %q, Content-Disposition %q, Content-Encoding %q; want %q, %q, %q and none",
+				key, attrs.ContentType, attrs.CacheControl, attrs.ContentDisposition, attrs.ContentEncoding, wantCT, wantCC, wantCD)
 		}
 	}
 	if got := len(keys); got != len(want) {

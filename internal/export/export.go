@@ -5,7 +5,9 @@
 // the latest-version files of the RFC and legacy layouts. Every byte
 // comes from internal/feed, the code the server answers with; the only
 // difference is the links to routes only a running server answers
-// (feed.Feed.Static).
+// (feed.Feed.Static), and the type a bucket stores a skill's HTML, SVG
+// or XML file with (ArtifactType), since it cannot store serve's
+// Content-Security-Policy.
 //
 // It owns the export's layout, its state file, the upload of what
 // changed and the pruning of what no document names any more. It imports
@@ -21,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -70,6 +73,9 @@ type File struct {
 	Body         []byte
 	ContentType  string
 	CacheControl string
+	// ContentDisposition is "attachment" for a file a browser would run
+	// script in (ArtifactType), "" for the rest.
+	ContentDisposition string
 	// rank orders the writes: what documents point at goes first, so a
 	// reader never follows a link to an object not written yet.
 	rank int
@@ -121,7 +127,11 @@ func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, File{Key: key, Body: body, ContentType: contentType, CacheControl: cache, rank: rank})
+		f := File{Key: key, Body: body, ContentType: contentType, CacheControl: cache, rank: rank}
+		if rank <= rankLatest { // a skill's own file
+			f.ContentType, f.ContentDisposition = ArtifactType(contentType)
+		}
+		out = append(out, f)
 		return nil
 	}
 	blob := func(d content.Digest) ([]byte, error) {
@@ -294,6 +304,9 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 			res.Metadata++
 		}
 	}
+	if n := activeFiles(t, files); n != "" {
+		res.Warnings = append(res.Warnings, n)
+	}
 	// Every key an export wrote, and since when no document names it.
 	since := map[string]string{}
 	for k, last := range st.Named {
@@ -359,6 +372,27 @@ func Export(ctx context.Context, t Target, files []File, opts Options) (Result, 
 // maxFailures is how many writes may fail, none succeeding, before the
 // export stops: by then it is the target that fails, not one file.
 const maxFailures = 10
+
+// activeFiles returns a warning when t is a folder (or a file:// bucket,
+// which a host serves as one) and files hold skill files a browser
+// would run script in when a host serves them by extension with no
+// Content-Security-Policy; "" otherwise.
+func activeFiles(t Target, files []File) string {
+	if !servedByExtension(t) {
+		return ""
+	}
+	var active []string
+	for _, f := range files {
+		if f.rank <= rankLatest && activeExts[strings.ToLower(path.Ext(f.Key))] {
+			active = append(active, f.Key)
+		}
+	}
+	if len(active) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d files are HTML, SVG or XML a browser runs script in (%s first): a host that serves them by extension without the headers of docs/operations.md (\"Active content\") runs that script on its origin; GitHub Pages sets no such headers",
+		len(active), active[0])
+}
 
 // compare compares every file with what t holds, compareConcurrency at
 // a time; writes wait for all, so they still go in write order.

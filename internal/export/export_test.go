@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -545,6 +546,99 @@ func TestBucketWhoseMD5IsNotTheData(t *testing.T) {
 	}
 	if res := exportTo(t, snap, url, export.Options{}); res.Written != 0 || res.Unchanged != first.Files {
 		t.Errorf("export to a bucket whose MD5s are not the data's: %+v; want nothing written (%d attributes files changed)", res, len(attrs))
+	}
+}
+
+// shipped are files of a skill a browser runs script in when it opens
+// them with their own type, and one it does not.
+var shipped = map[string]string{
+	"pwn.html":  "<!doctype html><title>shipped</title><script>document.title = 'pwned'</script>\n",
+	"pwn.svg":   "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>document.title = 'pwned'</script></svg>\n",
+	"pwn.xml":   "<html xmlns=\"http://www.w3.org/1999/xhtml\"><script>document.title = 'pwned'</script></html>\n",
+	"notes.md":  "notes\n",
+	"pwn.xhtml": "<html xmlns=\"http://www.w3.org/1999/xhtml\"><script>document.title = 'pwned'</script></html>\n",
+}
+
+// A skill's HTML, SVG and XML files are stored in a bucket as text/plain
+// with Content-Disposition: attachment, so a bucket serving its objects
+// (S3, GCS, Azure: no Content-Security-Policy) makes browsers download
+// them, or at most show their text, never run their script; the other
+// files keep their types. The bytes, and so the digests and the URLs, do
+// not change. An object an earlier export stored as text/html is
+// uploaded again for its metadata. Into a folder, which has no types,
+// the export warns. Before, a bucket stored text/html and image/svg+xml.
+func TestActiveFilesAreInert(t *testing.T) {
+	skills := t.TempDir()
+	write(t, filepath.Join(skills, "shipper", "SKILL.md"), "---\nname: shipper\ndescription: Ships HTML, SVG and XML.\nversion: 1.0.0\n---\nBody.\n")
+	for name, body := range shipped {
+		write(t, filepath.Join(skills, "shipper", name), body)
+	}
+	snap := build(t, skills, "")
+	files, err := export.Files(snap.Feed(), snap.Store, export.Options{BaseURL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, f := range files {
+		name := path.Base(f.Key)
+		body, ok := shipped[name]
+		if !ok {
+			continue
+		}
+		seen[name]++
+		if string(f.Body) != body {
+			t.Errorf("%s: the export changed the bytes", f.Key)
+		}
+		wantCT, wantCD := "text/plain; charset=utf-8", "attachment"
+		switch name {
+		case "notes.md":
+			wantCT, wantCD = "text/markdown; charset=utf-8", ""
+		case "pwn.xhtml": // not in serve's table: application/octet-stream
+			wantCT, wantCD = "application/octet-stream", ""
+		}
+		if f.ContentType != wantCT || f.ContentDisposition != wantCD {
+			t.Errorf("%s: Content-Type %q, Content-Disposition %q; want %q, %q", f.Key, f.ContentType, f.ContentDisposition, wantCT, wantCD)
+		}
+	}
+	for name := range shipped {
+		if seen[name] != 2 { // the artifact and the latest-version file
+			t.Errorf("%s is in the export %d times; want 2", name, seen[name])
+		}
+	}
+
+	// A bucket an earlier export wrote with the active types.
+	bucketDir := t.TempDir()
+	url := "file://" + filepath.ToSlash(bucketDir)
+	exportTo(t, snap, url, export.Options{})
+	b, err := blob.OpenBucket(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var old []string
+	for _, f := range files {
+		a, err := b.Attributes(t.Context(), f.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.ContentType != f.ContentType || a.ContentDisposition != f.ContentDisposition {
+			t.Errorf("object %s: Content-Type %q, Content-Disposition %q; want %q, %q", f.Key, a.ContentType, a.ContentDisposition, f.ContentType, f.ContentDisposition)
+		}
+		if f.ContentDisposition != "" {
+			if err := b.WriteAll(t.Context(), f.Key, f.Body, &blob.WriterOptions{ContentType: "text/html; charset=utf-8", CacheControl: f.CacheControl}); err != nil {
+				t.Fatal(err)
+			}
+			old = append(old, f.Key)
+		}
+	}
+	if res := exportTo(t, snap, url, export.Options{}); res.Written != len(old) || res.Metadata != len(old) {
+		t.Errorf("export over objects stored as text/html: %+v; want the %d of them written for their metadata", res, len(old))
+	}
+
+	// A folder: the host sets the types; the export says so.
+	res := exportTo(t, snap, t.TempDir(), export.Options{})
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "8 files are HTML, SVG or XML") || !strings.Contains(res.Warnings[0], "docs/operations.md") {
+		t.Errorf("export of active files into a folder warns %q; want one warning naming the 8 files and the docs", res.Warnings)
 	}
 }
 

@@ -233,6 +233,18 @@ func noLinks(root *os.Root, key string, leafOK bool) error {
 	return nil
 }
 
+// servedByExtension reports whether t is a folder on disk that a host
+// serves by file extension: the folder target, or a file:// bucket.
+func servedByExtension(t Target) bool {
+	switch t := t.(type) {
+	case *folder:
+		return true
+	case *bucket:
+		return t.root != nil
+	}
+	return false
+}
+
 // fileBucketDir is the folder of a file:// bucket URL, as gocloud.dev's
 // fileblob driver reads it (a "." host makes the path relative).
 func fileBucketDir(out string) string {
@@ -345,7 +357,7 @@ func (u *bucket) Compare(ctx context.Context, f File) (Change, error) {
 			return Bytes, nil
 		}
 	}
-	if !sameMediaType(a.ContentType, f.ContentType) || a.CacheControl != f.CacheControl || a.ContentEncoding != "" {
+	if !sameMediaType(a.ContentType, f.ContentType) || a.CacheControl != f.CacheControl || a.ContentDisposition != f.ContentDisposition || a.ContentEncoding != "" {
 		return Metadata, nil
 	}
 	return Same, nil
@@ -393,7 +405,8 @@ func (u *bucket) Write(ctx context.Context, f File) error {
 	}
 	sum := md5Of(f.Body)
 	return u.b.WriteAll(ctx, f.Key, f.Body, &blob.WriterOptions{
-		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentMD5: sum, BufferSize: partSize,
+		ContentType: f.ContentType, CacheControl: f.CacheControl, ContentDisposition: f.ContentDisposition,
+		ContentMD5: sum, BufferSize: partSize,
 		Metadata: map[string]string{md5Metadata: hex.EncodeToString(sum)},
 	})
 }
