@@ -58,12 +58,12 @@ func judgeMemory(ss []sample, from time.Duration, maxSlope, maxGrowth float64) m
 	m.rss = trendOf(ss, window, func(s sample) int64 { return s.rss })
 	m.hep = trendOf(ss, window, func(s sample) int64 { return s.heapInuse })
 	if len(window) < 6 {
-		m.note = fmt.Sprintf("only %d samples from %v on: too few to judge a trend (run longer, or sample more often)", len(window), from)
+		m.note = fmt.Sprintf("Only %d samples from %v on: too few to judge a trend (run longer, or sample more often).", len(window), from)
 		return m
 	}
 	span := window[len(window)-1].at - window[0].at
 	if m.slopeJudged = span >= minSlopeSpan; !m.slopeJudged {
-		m.note = fmt.Sprintf("the judged window spans %v: its slope is not judged under %v (run longer); the growth is", span.Round(time.Second), minSlopeSpan)
+		m.note = fmt.Sprintf("The judged window spans %v: its slope is not judged under %v (run longer), its growth is.", span.Round(time.Second), minSlopeSpan)
 	}
 	if m.slopeJudged && m.rss.slope > maxSlope {
 		m.problems = append(m.problems, fmt.Sprintf("RSS rose %.2f MiB/min from %v to the end (least-squares slope of %d samples; --max-rss-slope %g)",
@@ -205,6 +205,7 @@ type result struct {
 	out, csv    string
 	base        string
 	pid         int
+	ready       time.Time // the server answered /readyz; the soak began
 	ran         time.Duration
 	interrupted bool
 	targets     loadTargets
@@ -242,16 +243,18 @@ func mibs(b int64) string {
 // summary writes the summary tables.
 func summary(w io.Writer, r *result) {
 	verdict := "PASS"
-	if r.s.fails.total() > 0 {
+	switch {
+	case r.interrupted && r.s.fails.total() > 0:
+		verdict = "FAIL (interrupted)"
+	case r.interrupted:
+		verdict = "INTERRUPTED (no failure until then)"
+	case r.s.fails.total() > 0:
 		verdict = "FAIL"
-	}
-	if r.interrupted {
-		verdict += " (interrupted)"
 	}
 	cfg := r.cfg
 	fmt.Fprintf(w, "## skillserver soak: %s\n\n", verdict)
 	fmt.Fprintf(w, "%v of %v against skillserver (pid %d) at %s; retention %v; started %s\n",
-		r.ran.Round(time.Second), cfg.duration, r.pid, r.base, cfg.retention, time.Now().Add(-r.ran).Format(time.RFC3339))
+		r.ran.Round(time.Second), cfg.duration, r.pid, r.base, cfg.retention, r.ready.UTC().Format(time.RFC3339))
 	t := r.tree
 	fmt.Fprintf(w, "tree: %s skills (%s versioned, %s with resources, %s versions), %s sub-agents, %s files, %s MiB\n",
 		num(int64(t.Skills)), num(int64(t.VersionedSkills)), num(int64(t.SkillsWithResources)), num(int64(t.SkillVersions)),

@@ -62,6 +62,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	logPath := filepath.Join(out, "server.log")
+	started := time.Now()
 	srv, err := startServer(bin, t.Dir, logPath, token, cfg.retention)
 	if err != nil {
 		return err
@@ -80,7 +81,7 @@ func run(ctx context.Context, cfg config) error {
 		return err
 	}
 	ready := time.Now()
-	logf("ready in %v", ready.Sub(start).Round(time.Millisecond))
+	logf("ready in %v", ready.Sub(started).Round(time.Millisecond))
 
 	fails, err := newFailures(filepath.Join(out, "failures.log"))
 	if err != nil {
@@ -135,7 +136,8 @@ func run(ctx context.Context, cfg config) error {
 	takeOne := func() metrics {
 		samplesMu.Lock()
 		defer samplesMu.Unlock()
-		smp, m := takeSample(ctx, metricsClient, srv, ready, s.requests())
+		// Not ctx: the last sample is taken after a Ctrl-C too.
+		smp, m := takeSample(context.Background(), metricsClient, srv, ready, s.requests())
 		if smp.retained >= defaultRetentionMaxBytes*8/10 {
 			s.boundNear.Store(true)
 		}
@@ -210,12 +212,12 @@ func run(ctx context.Context, cfg config) error {
 	from, cut := judgedFrom(cfg)
 	mem := judgeMemory(samples, from, cfg.maxSlope, cfg.maxGrowth)
 	if cut {
-		mem.note = strings.TrimSpace(fmt.Sprintf("the warm-up (%v) is not over before the last quarter of the run: only that quarter is judged, while what retention holds may still be growing. %s", cfg.warmup, mem.note))
+		mem.note = strings.TrimSpace(fmt.Sprintf("The warm-up (%v) is not over before the last quarter of the run: only that quarter is judged, while what retention holds may still be growing. %s", cfg.warmup, mem.note))
 	}
 	for _, p := range mem.problems {
 		fails.add("memory", classMemory, csvPath, p)
 	}
-	r := &result{cfg: cfg, tree: t, out: out, csv: csvPath, base: srv.base, pid: srv.pid(), ran: ran, interrupted: interrupted,
+	r := &result{cfg: cfg, tree: t, out: out, csv: csvPath, base: srv.base, pid: srv.pid(), ready: ready, ran: ran, interrupted: interrupted,
 		targets: targets, s: s, reloads: reloads, genReady: int64(genReady), atReady: atReady, final: final, stopErr: stopErr, log: slines,
 		mem: mem, samples: len(samples)}
 	var b strings.Builder

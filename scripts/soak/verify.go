@@ -82,6 +82,14 @@ func (c *syncer) loop(coldEvery int) {
 		if !c.s.stopping() && tree {
 			c.s.stats[kindTree].pass(time.Since(start), cold)
 		}
+		if !rfc && !tree {
+			// Both failed, likely at their entry points: the failures
+			// are recorded; do not spin.
+			select {
+			case <-c.s.run.Done():
+			case <-time.After(time.Second):
+			}
+		}
 	}
 }
 
