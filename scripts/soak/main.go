@@ -113,7 +113,7 @@ func parseConfig(args []string) (cfg config, help bool, err error) {
 	fs.Float64Var(&cfg.maxGrowth, "max-rss-growth", 1.5, "fail when RSS at the end of the judged window is more than this times RSS at its start (medians of its last and first quarter)")
 	fs.StringVar(&cfg.out, "out", "", "folder for server.log, memory.csv, failures.log and summary.txt (default: a new folder under $TMPDIR)")
 	fs.StringVar(&cfg.csv, "csv", "", "the memory samples' CSV file (default: memory.csv in --out)")
-	fs.BoolVar(&cfg.keep, "keep", false, "keep the generated tree and the server binary (in --out/work)")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the generated tree and the server binary (in a work-* folder of --out)")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the editor's choices")
 	fs.StringVar(&cfg.bin, "bin", "", "soak this skillserver binary instead of building ./cmd/skillserver of the checkout")
 	fs.Usage = func() {

@@ -28,9 +28,11 @@ func run(ctx context.Context, cfg config) error {
 	if err != nil {
 		return err
 	}
-	csvPath := cfg.csv
-	if csvPath == "" {
-		csvPath = filepath.Join(out, "memory.csv")
+	csvPath := filepath.Join(out, "memory.csv")
+	if cfg.csv != "" {
+		if csvPath, err = filepath.Abs(cfg.csv); err != nil {
+			return err
+		}
 	}
 	work, err := os.MkdirTemp(out, "work-")
 	if err != nil {
