@@ -47,7 +47,7 @@ type Target interface {
 func Open(ctx context.Context, out string) (Target, error) {
 	if scheme, _, ok := strings.Cut(out, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, `/\`) {
 		if tag, optional := optionalDrivers[scheme]; optional && !blob.DefaultURLMux().ValidBucketScheme(scheme) {
-			return nil, fmt.Errorf("open bucket %s: this skillserver was built with -tags %s, which leaves the %s:// driver out; use a build without that tag (make build and the container image have every driver)", out, tag, scheme)
+			return nil, fmt.Errorf("open bucket %s: this skillserver was built with -tags %s, which leaves the %s:// driver out, and there is no skillserver-export (the full build, which it runs for such a URL) in its folder; run skillserver-export, which the release archives, the container image and make build put beside skillserver, or a build without that tag", out, tag, scheme)
 		}
 		b, err := blob.OpenBucket(ctx, out)
 		if err != nil {
