@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -22,9 +23,10 @@ const defaultAuthFailures = 60
 
 // TestAuthFailuresAreThrottled: wrong tokens from one address, admin or
 // read, get 403 until auth_failures_per_minute is spent, then 429 with
-// Retry-After; the right token from the same address still gets 200,
-// as does a request with no token at all (401 is no guess and is not
-// counted).
+// Retry-After, and from then on no token of that address is checked: the
+// right one gets 429 too, so a guesser cannot tell a hit. The right
+// token from another address (127.0.0.2) gets 200, and a request with no
+// token 401 (it is no guess and is not counted).
 func TestAuthFailuresAreThrottled(t *testing.T) {
 	skills, agents := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
@@ -41,14 +43,27 @@ func TestAuthFailuresAreThrottled(t *testing.T) {
 			// A server each: each address's allowance is the server's.
 			ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken},
 				"--skills", skills, "--agents", agents, "--read-tokens-file", file, "--watch=false")
-			try := func(token string) *http.Response {
+			tryFrom := func(client *http.Client, token string) *http.Response {
 				u, auth := ts.URL+tc.path, token
 				if strings.Contains(tc.path, "%s") {
 					u, auth = ts.URL+fmt.Sprintf(tc.path, token), ""
 				}
-				resp, _ := fetch(t, tc.method, u, auth, "")
+				req, err := http.NewRequestWithContext(t.Context(), tc.method, u, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if auth != "" {
+					req.Header.Set("Authorization", auth)
+				}
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
 				return resp
 			}
+			try := func(token string) *http.Response { return tryFrom(http.DefaultClient, token) }
 			for i := range defaultAuthFailures {
 				if resp := try(tc.wrong); resp.StatusCode != http.StatusForbidden {
 					t.Fatalf("wrong token %d of %d: %d, want 403", i+1, defaultAuthFailures, resp.StatusCode)
@@ -61,8 +76,11 @@ func TestAuthFailuresAreThrottled(t *testing.T) {
 			if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 || s > 60 {
 				t.Errorf("Retry-After %q, want 1-60 seconds", resp.Header.Get("Retry-After"))
 			}
-			if resp := try(tc.good); resp.StatusCode != http.StatusOK {
-				t.Errorf("the right token from the throttled address: %d, want 200", resp.StatusCode)
+			if resp := try(tc.good); resp.StatusCode != http.StatusTooManyRequests {
+				t.Errorf("the right token from the held address: %d, want 429 (a 200 tells a guesser it guessed right)", resp.StatusCode)
+			}
+			if resp := tryFrom(fromAddress(t, "127.0.0.2"), tc.good); resp.StatusCode != http.StatusOK {
+				t.Errorf("the right token from another address: %d, want 200", resp.StatusCode)
 			}
 			if resp := try(tc.wrong); resp.StatusCode != http.StatusTooManyRequests {
 				t.Errorf("a wrong token after the right one: %d, want 429 (a success does not reset the count)", resp.StatusCode)
@@ -159,4 +177,14 @@ func TestAuthFailuresHelpNamesTheBound(t *testing.T) {
 		}
 	}
 	t.Fatal("no key auth_failures_per_minute")
+}
+
+// fromAddress is a client whose connections come from ip, a loopback
+// address other than the server's peer in the other tests.
+func fromAddress(t *testing.T, ip string) *http.Client {
+	t.Helper()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
 }

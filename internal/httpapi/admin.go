@@ -46,6 +46,9 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errUnauthorized)
 		return
 	}
+	if s.held(w, r) {
+		return
+	}
 	if !s.adminToken(token) {
 		s.refuseWrongToken(w, r, errForbidden)
 		return

@@ -68,6 +68,12 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.refuse(w, r, "missing", errNoReadToken)
 			return
 		}
+		if s.held(w, r) {
+			if s.opts.Observer != nil {
+				s.opts.Observer.ObserveRefusal("throttled")
+			}
+			return
+		}
 		tok, ok := s.opts.ReadTokens.Tokens().Lookup(secret)
 		if !ok {
 			s.refuse(w, r, "unknown", errBadReadToken)
@@ -90,8 +96,8 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// refuse answers 401 (no token) or 403 (an unknown one, or 429 from an
-// address that sent too many) and counts it.
+// refuse answers 401 (no token) or 403 (an unknown one, counted against
+// its address: refuseWrongToken) and counts it.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string, err error) {
 	if s.opts.Observer != nil {
 		s.opts.Observer.ObserveRefusal(reason)

@@ -34,9 +34,10 @@ func TestClientKey(t *testing.T) {
 }
 
 // TestWrongTokensThrottled: past the allowance, each route that checks a
-// token answers a wrong one 429 with Retry-After and the JSON error body
-// of errorTable, a right one still 200, and a request without a token
-// still 401; other addresses are not held back.
+// token answers 429 with Retry-After and the JSON error body of
+// errorTable, to a wrong token and to a right one alike (neither is
+// checked), and a request without a token still 401; other addresses are
+// not held back.
 func TestWrongTokensThrottled(t *testing.T) {
 	const admin, read = "admin-token-0123456789", "read-token-0123456789ab"
 	set, err := access.Parse(strings.NewReader("all "+read+" *\n"), "tokens")
@@ -86,8 +87,13 @@ func TestWrongTokensThrottled(t *testing.T) {
 			if cc := rec.Header().Get("Cache-Control"); cc != "no-store" {
 				t.Errorf("429 Cache-Control %q", cc)
 			}
-			if rec := send(guesser, tc.good); rec.Code != http.StatusOK {
-				t.Errorf("the right token from the throttled address: %d, want 200", rec.Code)
+			// A held address's token is not checked: the right one gets
+			// the same 429, so a guesser learns nothing from it.
+			if rec := send(guesser, tc.good); rec.Code != http.StatusTooManyRequests {
+				t.Errorf("the right token from the held address: %d, want 429 (a 200 tells a guesser it guessed right)", rec.Code)
+			}
+			if rec := send(other, tc.good); rec.Code != http.StatusOK {
+				t.Errorf("the right token from another address: %d, want 200", rec.Code)
 			}
 			if rec := send(other, tc.bad); rec.Code != http.StatusForbidden {
 				t.Errorf("a wrong token from another address: %d, want 403", rec.Code)
@@ -108,4 +114,50 @@ func basic(user, password string) string {
 	r := httptest.NewRequest("GET", "/", nil)
 	r.SetBasicAuth(user, password)
 	return strings.TrimPrefix(r.Header.Get("Authorization"), "Basic ")
+}
+
+// TestClientAddrBehindAProxy: with trust_proxy, wrong tokens count
+// against the address the proxy names last in X-Forwarded-For, so one
+// guesser behind the proxy holds back only itself; without it, against
+// the connection's.
+func TestClientAddrBehindAProxy(t *testing.T) {
+	const proxy = "192.0.2.1:5000"
+	for _, tc := range []struct {
+		trust bool
+		xff   []string
+		want  string
+	}{
+		{false, []string{"198.51.100.7"}, proxy},
+		{true, nil, proxy},
+		{true, []string{"198.51.100.7"}, "198.51.100.7:0"},
+		{true, []string{"203.0.113.9, 198.51.100.7"}, "198.51.100.7:0"},
+		{true, []string{"203.0.113.9", "198.51.100.7 "}, "198.51.100.7:0"},
+		{true, []string{"2001:db8::1"}, "[2001:db8::1]:0"},
+		{true, []string{"unknown"}, proxy},
+	} {
+		s := &Server{opts: Options{TrustProxy: tc.trust}}
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = proxy
+		for _, v := range tc.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := s.clientAddr(r); got != tc.want {
+			t.Errorf("trust %v, X-Forwarded-For %q: %q, want %q", tc.trust, tc.xff, got, tc.want)
+		}
+	}
+	lim := throttle.New(1, throttle.MaxKeys)
+	s := &Server{opts: Options{TrustProxy: true, AuthFailures: lim}}
+	guess := func(client string) {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = proxy
+		r.Header.Set("X-Forwarded-For", client)
+		s.refuseWrongToken(httptest.NewRecorder(), r, errForbidden)
+	}
+	guess("198.51.100.7")
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = proxy
+	r.Header.Set("X-Forwarded-For", "198.51.100.8")
+	if s.held(httptest.NewRecorder(), r) {
+		t.Error("another client behind the same proxy is held back by one guesser's failure")
+	}
 }

@@ -80,7 +80,7 @@ func New(b Build) *Metrics {
 		}),
 		authRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_auth_refusals_total",
-			Help: "Requests of a private feed refused for their read token, by reason: missing (401) or unknown (403).",
+			Help: "Requests of a private feed refused for their read token, by reason: missing (401), unknown (403) or throttled (429: an address past auth_failures_per_minute, whose token is not checked).",
 		}, []string{"reason"}),
 		connsEvicted: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "http_connections_evicted_total",
@@ -293,7 +293,7 @@ func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
 
 // Reasons a read token is refused: the label set of
 // skillserver_http_auth_refusals_total, fixed so clients cannot grow it.
-var refusalReasons = []string{"missing", "unknown"}
+var refusalReasons = []string{"missing", "unknown", "throttled"}
 
 // ObserveRefusal records a request refused for its read token; reason
 // is one of refusalReasons, anything else counts as "unknown".

@@ -70,16 +70,41 @@ func (l *Limiter) Fail(key string, now time.Time) (retryAfter time.Duration, ok 
 	}
 	l.lru.MoveToFront(e)
 	b := e.Value.(*bucket)
+	if wait, held := l.refill(b, now); held {
+		return wait, false
+	}
+	b.tokens--
+	return 0, true
+}
+
+// Held reports whether key has no failure left in its allowance at now,
+// and if so how long until it has one. It records nothing: a caller asks
+// before it does what could fail.
+func (l *Limiter) Held(key string, now time.Time) (retryAfter time.Duration, held bool) {
+	if l == nil {
+		return 0, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, known := l.keys[key]
+	if !known {
+		return 0, false
+	}
+	return l.refill(e.Value.(*bucket), now)
+}
+
+// refill adds to b what its allowance gained since it was last counted,
+// and reports whether it still has no failure left, with the wait until
+// it has one.
+func (l *Limiter) refill(b *bucket, now time.Time) (wait time.Duration, held bool) {
 	if elapsed := now.Sub(b.at); elapsed > 0 {
 		b.tokens = min(l.burst, b.tokens+elapsed.Seconds()*l.perSecond)
 		b.at = now
 	}
-	if b.tokens < 1 {
-		wait := (1 - b.tokens) / l.perSecond
-		return time.Duration(math.Ceil(wait * float64(time.Second))), false
+	if b.tokens >= 1 {
+		return 0, false
 	}
-	b.tokens--
-	return 0, true
+	return time.Duration(math.Ceil((1 - b.tokens) / l.perSecond * float64(time.Second))), true
 }
 
 // Len is how many keys l remembers.
