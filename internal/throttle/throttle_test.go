@@ -97,3 +97,36 @@ func TestNilLimitsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldRecordsNothing: Held says whether a key's allowance is spent,
+// and for how long, without spending it or remembering a new key.
+func TestHeldRecordsNothing(t *testing.T) {
+	l := New(6, MaxKeys)
+	for range 100 {
+		if _, held := l.Held("a", t0); held {
+			t.Fatal("a key that never failed is held")
+		}
+	}
+	if l.Len() != 0 {
+		t.Fatalf("Held remembered %d keys", l.Len())
+	}
+	for range 6 {
+		l.Fail("a", t0)
+	}
+	if after, held := l.Held("a", t0); !held || after != 10*time.Second {
+		t.Fatalf("after the burst: %v, %v; want held, 10s", after, held)
+	}
+	if after, held := l.Held("a", t0.Add(4*time.Second)); !held || after != 6*time.Second {
+		t.Fatalf("4s later: %v, %v; want held, 6s", after, held)
+	}
+	if _, held := l.Held("a", t0.Add(10*time.Second)); held {
+		t.Fatal("10s later: still held")
+	}
+	if _, ok := l.Fail("a", t0.Add(10*time.Second)); !ok {
+		t.Fatal("Held spent the allowance it reported")
+	}
+	var nilL *Limiter
+	if _, held := nilL.Held("a", t0); held {
+		t.Fatal("a nil Limiter holds back")
+	}
+}
