@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -262,3 +263,57 @@ func TestProcessEnvironment(t *testing.T) {
 		t.Errorf("bad int in the environment: %v", err)
 	}
 }
+
+// TestExampleFileIsCurrent keeps skillserver.example.yaml equal to Keys;
+// UPDATE_GOLDEN=1 rewrites it.
+func TestExampleFileIsCurrent(t *testing.T) {
+	path := filepath.Join("..", "..", ExampleFile)
+	want := ExampleYAML()
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("%s is out of date with internal/config.Keys; run `make golden`", ExampleFile)
+	}
+}
+
+// TestExampleFileLoads: every key of the example, uncommented, loads and
+// gives the defaults, so the file names every key with a value of its
+// type and nothing the loader refuses.
+func TestExampleFileLoads(t *testing.T) {
+	var b strings.Builder
+	n := 0
+	for _, line := range strings.Split(ExampleYAML(), "\n") {
+		if rest, ok := strings.CutPrefix(line, "#"); ok && !strings.HasPrefix(rest, " ") && rest != "" {
+			b.WriteString(rest + "\n")
+			n++
+		}
+	}
+	if n != len(Keys) {
+		t.Fatalf("the example has %d keys, Keys %d", n, len(Keys))
+	}
+	file := writeConfig(t, b.String())
+	got, err := load(t, []string{"--config", file}, nil)
+	if err != nil {
+		t.Fatalf("the example, uncommented: %v", err)
+	}
+	want, err := load(t, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.ConfigFile, want.ConfigFile = "", ""
+	// Named in the file, the default roots count as configured; the
+	// values are the same.
+	got.SkillsExplicit, got.AgentsExplicit = want.SkillsExplicit, want.AgentsExplicit
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("the example, uncommented, loads\n%+v\nwant the defaults\n%+v", got, want)
+	}
+}
+
