@@ -49,8 +49,8 @@ func newRootDerived() rootDerived {
 }
 
 // versionHash is one published version's share of the fingerprint.
-func versionHash(kind, name, version string, d content.Digest) uint64 {
-	sum := sha256.Sum256([]byte(kind + "\x00" + name + "\x00" + version + "\x00" + string(d)))
+func versionHash(kind item.Kind, name, version string, d content.Digest) uint64 {
+	sum := sha256.Sum256([]byte(kind.String() + "\x00" + name + "\x00" + version + "\x00" + string(d)))
 	return binary.BigEndian.Uint64(sum[:8])
 }
 
@@ -75,8 +75,8 @@ func (s *Snapshot) derive(prev *Snapshot) {
 			d.noteSkill(k, s.skillEntries[k])
 		}
 		for _, k := range s.rescannedAgents {
-			forget(d, &d.agents, "agent", k, prev.agentEntries[k])
-			note(d, &d.agents, "agent", k, s.agentEntries[k])
+			forget(d, &d.agents, item.KindSubagent, k, prev.agentEntries[k])
+			note(d, &d.agents, item.KindSubagent, k, s.agentEntries[k])
 		}
 	} else {
 		d.skills, d.agents, d.routingSkills = newRootDerived(), newRootDerived(), map[string]bool{}
@@ -85,7 +85,7 @@ func (s *Snapshot) derive(prev *Snapshot) {
 			d.noteSkill(k, e)
 		}
 		for k, e := range s.agentEntries {
-			note(d, &d.agents, "agent", k, e)
+			note(d, &d.agents, item.KindSubagent, k, e)
 		}
 	}
 	s.Problems = nil
@@ -112,7 +112,7 @@ func (s *Snapshot) derive(prev *Snapshot) {
 }
 
 // note counts entry e of root r, under key k, into d.
-func note[V item.Version](d *derived, r *rootDerived, kind, k string, e *scan.Entry[V]) {
+func note[V item.Version](d *derived, r *rootDerived, kind item.Kind, k string, e *scan.Entry[V]) {
 	if e == nil {
 		return
 	}
@@ -132,7 +132,7 @@ func note[V item.Version](d *derived, r *rootDerived, kind, k string, e *scan.En
 }
 
 // forget takes entry e of root r, under key k, out of d.
-func forget[V item.Version](d *derived, r *rootDerived, kind, k string, e *scan.Entry[V]) {
+func forget[V item.Version](d *derived, r *rootDerived, kind item.Kind, k string, e *scan.Entry[V]) {
 	delete(r.problems, k)
 	delete(r.linked, k)
 	if it := e.Published(); it != nil {
@@ -145,14 +145,14 @@ func forget[V item.Version](d *derived, r *rootDerived, kind, k string, e *scan.
 
 // noteSkill is note, plus whether the skill routes to a sub-agent.
 func (d *derived) noteSkill(k string, e *scan.SkillEntry) {
-	note(d, &d.skills, "skill", k, e)
+	note(d, &d.skills, item.KindSkill, k, e)
 	if it := e.Published(); it != nil && slices.ContainsFunc(it.Versions, func(v *item.SkillVersion) bool { return v.Subagent != "" }) {
 		d.routingSkills[k] = true
 	}
 }
 
 func (d *derived) forgetSkill(k string, e *scan.SkillEntry) {
-	forget(d, &d.skills, "skill", k, e)
+	forget(d, &d.skills, item.KindSkill, k, e)
 	delete(d.routingSkills, k)
 	delete(d.routeProblems, k)
 }

@@ -115,7 +115,7 @@ type subagentVersionDoc struct {
 
 // collection is what the tree needs of skills or sub-agents.
 type collection struct {
-	kind   string // "skill" or "subagent"
+	kind   item.Kind
 	prefix string // of every href (Feed.prefix)
 	// the kinds of its index, pages, identities and versions
 	indexKind, pageKind, identityKind, versionKind DocKind
@@ -153,11 +153,11 @@ func collectionOf[V item.Version](c collection, items []*item.Item[V], checkout 
 }
 
 func (s *Feed) skillCollection() collection {
-	return collectionOf(collection{kind: "skill", prefix: s.prefix, indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills, s.origins.Skills)
+	return collectionOf(collection{kind: item.KindSkill, prefix: s.prefix, indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills, s.origins.Skills)
 }
 
 func (s *Feed) agentCollection() collection {
-	return collectionOf(collection{kind: "subagent", prefix: s.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents, s.origins.Agents)
+	return collectionOf(collection{kind: item.KindSubagent, prefix: s.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents, s.origins.Agents)
 }
 
 // page is one server-owned page of a collection.
@@ -188,7 +188,7 @@ func (c collection) pages(size int) []page {
 }
 
 func (c collection) index(size int) treeIndexDoc {
-	d := treeIndexDoc{Kind: c.kind + "-index", Links: selfLinks{link{c.prefix + DocKey{Kind: c.indexKind}.Path()}}}
+	d := treeIndexDoc{Kind: c.kind.String() + "-index", Links: selfLinks{link{c.prefix + DocKey{Kind: c.indexKind}.Path()}}}
 	for _, p := range c.pages(size) {
 		d.Pages = append(d.Pages, pageRef{Range: p.rangeLabel, Href: c.prefix + DocKey{Kind: c.pageKind, Page: p.name}.Path()})
 	}
@@ -200,7 +200,7 @@ func (c collection) page(size int, name string) (treePageDoc, bool) {
 		if p.name != name {
 			continue
 		}
-		d := treePageDoc{Kind: c.kind + "-page", Range: p.rangeLabel, Items: make([]treeItem, 0, p.hi-p.lo),
+		d := treePageDoc{Kind: c.kind.String() + "-page", Range: p.rangeLabel, Items: make([]treeItem, 0, p.hi-p.lo),
 			Links: selfLinks{link{c.prefix + DocKey{Kind: c.pageKind, Page: p.name}.Path()}}}
 		for _, it := range c.items[p.lo:p.hi] {
 			d.Items = append(d.Items, treeItem{
@@ -225,7 +225,7 @@ func (c collection) identity(name string) (identityDoc, bool) {
 		return identityDoc{}, false
 	}
 	it := c.items[i]
-	d := identityDoc{Kind: c.kind, Name: it.name, LatestVersion: it.latest,
+	d := identityDoc{Kind: c.kind.String(), Name: it.name, LatestVersion: it.latest,
 		Links: selfLinks{link{c.prefix + DocKey{Kind: c.identityKind, Name: it.name}.Path()}}}
 	for _, v := range it.versions {
 		d.Versions = append(d.Versions, versionRef{

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -349,8 +350,8 @@ func (m *Metrics) ObserveReload(res Reload) {
 	m.generation.Set(float64(c.Generation))
 	m.skills.Set(float64(c.Skills))
 	m.agents.Set(float64(c.Agents))
-	m.versions.WithLabelValues("skill").Set(float64(c.SkillVersions))
-	m.versions.WithLabelValues("subagent").Set(float64(c.AgentVersions))
+	m.versions.WithLabelValues(item.KindSkill.String()).Set(float64(c.SkillVersions))
+	m.versions.WithLabelValues(item.KindSubagent.String()).Set(float64(c.AgentVersions))
 	m.bytes.Set(float64(c.Bytes))
 	m.content.Reset()
 	m.content.WithLabelValues(c.Fingerprint).Set(1)

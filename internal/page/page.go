@@ -43,12 +43,9 @@ const ContentType = "text/html; charset=utf-8"
 // default (catalogue_page_size).
 const DefaultPageSize = 100
 
-// Page kinds, as feed.PageKey names them.
-const (
-	kindCatalogue = "catalogue"
-	kindSkill     = "skill"
-	kindAgent     = "subagent"
-)
+// kindCatalogue is the catalogue's page kind in feed.PageKey; an item's
+// page is keyed by the item's kind (item.Kind's word).
+const kindCatalogue = "catalogue"
 
 // Options configures a Renderer.
 type Options struct {
@@ -124,7 +121,7 @@ type installLine struct {
 // Catalogue
 
 // Query is what a request asks of the catalogue: search text, a tag,
-// a kind ("skill", "subagent", or "" for both) and a page number from 1.
+// a kind (an item.Kind's word, or "" for both) and a page number from 1.
 type Query struct {
 	Text, Tag, Kind string
 	N               int
@@ -221,10 +218,10 @@ func (p *Renderer) entries(f *feed.Feed, q Query) []hit {
 			}
 		}
 	}
-	if q.Kind != kindAgent {
+	if q.Kind != item.KindSubagent.String() {
 		add(f.SearchSkills(q.Text), "skill", feed.PathUISkill)
 	}
-	if q.Kind != kindSkill && f.AgentsConfigured {
+	if q.Kind != item.KindSkill.String() && f.AgentsConfigured {
 		add(f.SearchAgents(q.Text), "sub-agent", feed.PathUIAgent)
 	}
 	return out
@@ -306,7 +303,7 @@ func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 	if !ok {
 		return nil, false
 	}
-	return f.Page(base, feed.PageKey{Kind: kindSkill, Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
+	return f.Page(base, feed.PageKey{Kind: item.KindSkill.String(), Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
 		md, _ := blobs.Get(v.SkillMD)
 		d := itemPage(f, sk, v, feed.PathUISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }, f.SkillPublished)
 		d.Kind, d.DocFile = "skill", skill.FileName
@@ -357,7 +354,7 @@ func (p *Renderer) Agent(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 	if !ok {
 		return nil, false
 	}
-	return f.Page(base, feed.PageKey{Kind: kindAgent, Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
+	return f.Page(base, feed.PageKey{Kind: item.KindSubagent.String(), Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
 		md, _ := blobs.Get(v.Digest)
 		d := itemPage(f, a, v, feed.PathUIAgentVersion, func(*item.AgentVersion) string { return feed.AgentArtifactType }, f.AgentPublished)
 		d.Kind, d.DocFile = "sub-agent", feed.AgentFile

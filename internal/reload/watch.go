@@ -14,6 +14,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/scan"
 )
 
@@ -394,10 +395,10 @@ func (w *Watcher) note(ev fsnotify.Event, c *scan.Changes) eventKind {
 	for _, r := range []struct {
 		root string
 		into map[string]bool
-		kind scan.Kind
+		kind item.Kind
 	}{
-		{w.abs.Skills, c.Skills, scan.SkillsRoot},
-		{w.abs.Agents, c.Agents, scan.AgentsRoot},
+		{w.abs.Skills, c.Skills, item.KindSkill},
+		{w.abs.Agents, c.Agents, item.KindSubagent},
 	} {
 		if r.root == "" {
 			continue
@@ -407,7 +408,7 @@ func (w *Watcher) note(ev fsnotify.Event, c *scan.Changes) eventKind {
 			continue
 		}
 		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		key, ok := r.kind.Key(top)
+		key, ok := scan.EntryKey(r.kind, top)
 		if !ok {
 			return eventNoted // hidden: never published; an update naming no entry still rescans linked ones
 		}

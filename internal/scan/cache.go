@@ -70,8 +70,8 @@ type parsed[T any] struct {
 }
 
 type (
-	parsedSkill = parsed[skill.Skill]
-	parsedAgent = parsed[skill.Agent]
+	parsedSkill = parsed[skill.SkillMD]
+	parsedAgent = parsed[skill.AgentMD]
 )
 
 // inDoubt is how close to the moment it was read a file's modification
@@ -162,24 +162,24 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), share
 }
 
 // parseSkill parses a SKILL.md, or reuses the result for the same bytes.
-func (e *entryScan) parseSkill(path, folder string, d content.Digest, data []byte, lim skill.Limits) (skill.Skill, []skill.Problem) {
+func (e *entryScan) parseSkill(path, folder string, d content.Digest, data []byte, lim skill.Limits) (skill.SkillMD, []skill.Problem) {
 	var prev map[string]parsedSkill
 	if e.prev != nil {
 		prev = e.prev.skills
 	}
-	return reuseParse(prev, e.next.skills, path, folder, d, func() (skill.Skill, []skill.Problem) {
+	return reuseParse(prev, e.next.skills, path, folder, d, func() (skill.SkillMD, []skill.Problem) {
 		return skill.ParseSkill(path, folder, data, lim)
 	})
 }
 
 // parseAgent parses an agent-md file, or reuses the result for the same
 // bytes.
-func (e *entryScan) parseAgent(path, want string, d content.Digest, data []byte, lim skill.Limits) (skill.Agent, []skill.Problem) {
+func (e *entryScan) parseAgent(path, want string, d content.Digest, data []byte, lim skill.Limits) (skill.AgentMD, []skill.Problem) {
 	var prev map[string]parsedAgent
 	if e.prev != nil {
 		prev = e.prev.agents
 	}
-	return reuseParse(prev, e.next.agents, path, want, d, func() (skill.Agent, []skill.Problem) {
+	return reuseParse(prev, e.next.agents, path, want, d, func() (skill.AgentMD, []skill.Problem) {
 		return skill.ParseAgent(path, want, data, lim)
 	})
 }

@@ -128,9 +128,9 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if progress == nil {
 		progress = &Progress{}
 	}
-	skills := rootScan[*SkillEntry, *item.Skill]{kind: SkillsRoot, dir: in.SkillsDir, progress: progress,
+	skills := rootScan[*SkillEntry, *item.Skill]{kind: item.KindSkill, dir: in.SkillsDir, progress: progress,
 		scan: scanSkillEntry, item: (*SkillEntry).Published, name: func(s *item.Skill) string { return s.Name }}
-	agents := rootScan[*AgentEntry, *item.Agent]{kind: AgentsRoot, dir: in.AgentsDir, progress: progress,
+	agents := rootScan[*AgentEntry, *item.Agent]{kind: item.KindSubagent, dir: in.AgentsDir, progress: progress,
 		scan: scanAgentEntry, item: (*AgentEntry).Published, name: func(a *item.Agent) string { return a.Name }}
 	if in.Prev != nil {
 		skills.last, agents.last = in.Prev.SkillEntries, in.Prev.AgentEntries
@@ -214,7 +214,7 @@ func DirExists(dir string) (bool, error) {
 // rootScan is one root's share of a build: what differs between the
 // skills and the agents root.
 type rootScan[E comparable, T comparable] struct {
-	kind      Kind
+	kind      item.Kind
 	dir       string
 	progress  *Progress
 	changed   map[string]bool // nil: scan every entry; else a partial build
@@ -239,12 +239,12 @@ type rootResult[E comparable, T comparable] struct {
 func (r rootScan[E, T]) run(ctx context.Context, cache *Cache, base func(*treeRoot) scanBase) (rootResult[E, T], error) {
 	t, err := openTreeRoot(r.dir)
 	if err != nil {
-		return rootResult[E, T]{}, fmt.Errorf("%w: open %s root: %w", ErrScanFailed, r.kind, err)
+		return rootResult[E, T]{}, fmt.Errorf("%w: open %s root: %w", ErrScanFailed, rootName(r.kind), err)
 	}
 	defer t.Close()
-	entries, keys, err := scanRoot(ctx, t, r.kind.plan(), r.changed, r.prev, r.progress, func(job entryJob) E {
+	entries, keys, err := scanRoot(ctx, t, plan(r.kind), r.changed, r.prev, r.progress, func(job entryJob) E {
 		b := base(t)
-		b.ec = cache.open(r.kind.String() + "/" + job.key)
+		b.ec = cache.open(rootName(r.kind) + "/" + job.key)
 		defer b.ec.close()
 		return r.scan(b, r.last, job)
 	})
@@ -259,7 +259,7 @@ func (r rootScan[E, T]) run(ctx context.Context, cache *Cache, base func(*treeRo
 		res.items = sortedItems(entries, r.item, r.name)
 	}
 	for _, k := range keys {
-		res.cacheKeys = append(res.cacheKeys, r.kind.String()+"/"+k)
+		res.cacheKeys = append(res.cacheKeys, rootName(r.kind)+"/"+k)
 	}
 	return res, nil
 }

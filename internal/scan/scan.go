@@ -24,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/skillserver/skillserver/internal/item"
 )
 
 // entryJob is one top-level entry of a root to (re)scan: its key (a skill
@@ -48,32 +50,25 @@ func (t *treeRoot) lookupClaims(job entryJob) []entry {
 	return entries
 }
 
-// Kind is one of the two roots a scan reads.
-type Kind int
-
-// The roots.
-const (
-	SkillsRoot Kind = iota // skills/<name>/
-	AgentsRoot             // agents/<name>.md and agents/<name>/
-)
-
-func (k Kind) String() string {
-	if k == AgentsRoot {
+// rootName is the name of the root an item of kind k is read from, as
+// the scan cache's keys use it.
+func rootName(k item.Kind) string {
+	if k == item.KindSubagent {
 		return "agents"
 	}
 	return "skills"
 }
 
-// Key is the entry-key rule: which entry of root k the top-level name
-// belongs to. A skill's key is its folder name; an agent's is its name,
-// claimed by both x.md and x/. ok is false for names that are never
-// entries (hidden files and folders). The file watch attributes its
-// events by the same rule.
-func (k Kind) Key(name string) (key string, ok bool) {
+// EntryKey is the entry-key rule: which entry of the root of kind k the
+// top-level name belongs to. A skill's key is its folder name; a
+// sub-agent's is its name, claimed by both x.md and x/. ok is false for
+// names that are never entries (hidden files and folders). The file watch
+// attributes its events by the same rule.
+func EntryKey(k item.Kind, name string) (key string, ok bool) {
 	if isHidden(name) {
 		return "", false
 	}
-	if k == AgentsRoot {
+	if k == item.KindSubagent {
 		return strings.TrimSuffix(name, agentExt), true
 	}
 	return name, true
@@ -82,14 +77,17 @@ func (k Kind) Key(name string) (key string, ok bool) {
 // candidates lists the top-level names that could claim key. Every .md
 // file directly in the agents root is an agent, README.md too (an error:
 // README is not a valid name), as docs/source-tree.md says.
-func (k Kind) candidates(key string) []string {
-	if k == AgentsRoot {
+func candidates(k item.Kind, key string) []string {
+	if k == item.KindSubagent {
 		return []string{key + agentExt, key}
 	}
 	return []string{key}
 }
 
-func (k Kind) plan() rootPlan { return rootPlan{keyOf: k.Key, candidates: k.candidates} }
+func plan(k item.Kind) rootPlan {
+	return rootPlan{keyOf: func(name string) (string, bool) { return EntryKey(k, name) },
+		candidates: func(key string) []string { return candidates(k, key) }}
+}
 
 // rootPlan says how a root's entries map to keys.
 type rootPlan struct {

@@ -215,7 +215,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 			md = &files[i]
 		}
 	}
-	var sk skill.Skill
+	var sk skill.SkillMD
 	if md != nil {
 		var mdProbs []skill.Problem
 		sk, mdProbs = s.ec.parseSkill(mdPath, name, md.digest, md.data, s.lim.Frontmatter)

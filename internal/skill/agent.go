@@ -9,8 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Agent is the validated front matter of one agent-md file.
-type Agent struct {
+// AgentMD is the validated front matter of one agent-md file.
+type AgentMD struct {
 	Name                   string
 	Description            string
 	Tools                  []string
@@ -42,8 +42,8 @@ var agentOwnLength = map[string]bool{"name": true, "description": true, "version
 // lim. The rules are netclaw's, so that the server never publishes an
 // agent a client will reject, plus the server's limits and character
 // rules.
-func ParseAgent(path, want string, data []byte, lim Limits) (Agent, []Problem) {
-	var a Agent
+func ParseAgent(path, want string, data []byte, lim Limits) (AgentMD, []Problem) {
+	var a AgentMD
 	var ps []Problem
 	errf := func(rule, format string, args ...any) { ps = append(ps, Errorf(path, rule, format, args...)) }
 

@@ -128,7 +128,7 @@ func FuzzFrontmatter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const path = "skills/demo/SKILL.md"
-		s, ps := parseTwice(t, path, func() (Skill, []Problem) { return ParseSkill(path, "demo", data, fuzzLimits) })
+		s, ps := parseTwice(t, path, func() (SkillMD, []Problem) { return ParseSkill(path, "demo", data, fuzzLimits) })
 		if HasError(ps) {
 			return
 		}
@@ -168,7 +168,7 @@ func FuzzAgent(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const path = "agents/demo.md"
-		a, ps := parseTwice(t, path, func() (Agent, []Problem) { return ParseAgent(path, "demo", data, fuzzLimits) })
+		a, ps := parseTwice(t, path, func() (AgentMD, []Problem) { return ParseAgent(path, "demo", data, fuzzLimits) })
 		if HasError(ps) {
 			return
 		}

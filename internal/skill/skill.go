@@ -12,8 +12,9 @@ const (
 	MaxCompatibilityLen = 500
 )
 
-// Skill is the validated front matter of one SKILL.md.
-type Skill struct {
+// SkillMD is the validated front matter of one SKILL.md; item.Skill is
+// the published skill made from it.
+type SkillMD struct {
 	Name          string
 	Description   string
 	License       string
@@ -39,8 +40,8 @@ var skillOwnLength = map[string]bool{"name": true, "description": true, "compati
 // whose folder is named folder, within the front matter limits lim. It
 // returns the parsed skill and every problem found; the skill is
 // publishable only when no problem is an error.
-func ParseSkill(path, folder string, data []byte, lim Limits) (Skill, []Problem) {
-	var s Skill
+func ParseSkill(path, folder string, data []byte, lim Limits) (SkillMD, []Problem) {
+	var s SkillMD
 	var ps []Problem
 	errf := func(rule, format string, args ...any) { ps = append(ps, Errorf(path, rule, format, args...)) }
 

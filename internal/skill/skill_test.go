@@ -12,32 +12,32 @@ func TestParseSkill(t *testing.T) {
 		data     string
 		wantRule string // "" means valid with no problem at all
 		severity Severity
-		check    func(t *testing.T, s Skill)
+		check    func(t *testing.T, s SkillMD)
 	}{
 		{name: "minimal", data: "---\nname: demo\ndescription: Does things.\n---\nBody\n"},
 		{name: "crlf", data: "---\r\nname: demo\r\ndescription: Does things.\r\n---\r\n\r\nBody\r\n"},
 		{name: "bom", data: "\ufeff---\nname: demo\ndescription: Does things.\n---\n"},
 		{name: "empty body", data: "---\nname: demo\ndescription: d\n---\n"},
 		{name: "all optional fields", data: "---\nname: demo\ndescription: d\nlicense: MIT\ncompatibility: any\nallowed-tools: Bash Read\nmetadata:\n  owner: me\n---\n",
-			check: func(t *testing.T, s Skill) {
+			check: func(t *testing.T, s SkillMD) {
 				if s.License != "MIT" || s.Compatibility != "any" || s.AllowedTools != "Bash Read" || s.Metadata["owner"] != "me" {
 					t.Errorf("fields = %+v", s)
 				}
 			}},
 		{name: "metadata list joined", data: "---\nname: demo\ndescription: d\nmetadata:\n  tags: [a, b]\n---\n",
-			check: func(t *testing.T, s Skill) {
+			check: func(t *testing.T, s SkillMD) {
 				if s.Metadata["tags"] != "a, b" || len(s.MetadataLists["tags"]) != 2 {
 					t.Errorf("tags = %q, list %q", s.Metadata["tags"], s.MetadataLists["tags"])
 				}
 			}},
 		{name: "metadata version keeps its text", data: "---\nname: demo\ndescription: d\nmetadata:\n  version: 1.10\n---\n",
-			check: func(t *testing.T, s Skill) {
+			check: func(t *testing.T, s SkillMD) {
 				if s.Version != "1.10" {
 					t.Errorf("version = %q, want 1.10 as written", s.Version)
 				}
 			}},
 		{name: "top-level version", data: "---\nname: demo\ndescription: d\nversion: 2.0.0\n---\n",
-			check: func(t *testing.T, s Skill) {
+			check: func(t *testing.T, s SkillMD) {
 				if s.Version != "2.0.0" {
 					t.Errorf("version = %q", s.Version)
 				}
