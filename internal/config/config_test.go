@@ -316,4 +316,3 @@ func TestExampleFileLoads(t *testing.T) {
 		t.Errorf("the example, uncommented, loads\n%+v\nwant the defaults\n%+v", got, want)
 	}
 }
-

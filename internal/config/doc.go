@@ -90,4 +90,3 @@ func wrap(s string, width int) []string {
 	}
 	return append(lines, line)
 }
-
