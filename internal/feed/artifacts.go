@@ -45,12 +45,12 @@ type artifactKey struct {
 // archive versions and
 // the agent.md of each sub-agent version. Every artifact URL a document
 // of the view advertises is the path of one of them.
-func (s *Feed) ArtifactFiles() []ArtifactFile { return s.artifactFiles().list }
+func (f *Feed) ArtifactFiles() []ArtifactFile { return f.artifactFiles().list }
 
 // ArtifactFile returns the file published at ArtifactPath(d, name), if the
 // view has one.
-func (s *Feed) ArtifactFile(d content.Digest, name string) (ArtifactFile, bool) {
-	files := s.artifactFiles()
+func (f *Feed) ArtifactFile(d content.Digest, name string) (ArtifactFile, bool) {
+	files := f.artifactFiles()
 	i, ok := files.byFile[artifactKey{d, name}]
 	if !ok {
 		return ArtifactFile{}, false
@@ -58,21 +58,21 @@ func (s *Feed) ArtifactFile(d content.Digest, name string) (ArtifactFile, bool) 
 	return files.list[i], true
 }
 
-func (s *Feed) artifactFiles() *artifactFiles {
-	s.filesOnce.Do(func() {
+func (f *Feed) artifactFiles() *artifactFiles {
+	f.filesOnce.Do(func() {
 		type entry struct {
 			path string
 			file ArtifactFile
 		}
 		seen := map[artifactKey]bool{}
 		var entries []entry
-		add := func(f ArtifactFile) {
-			if k := (artifactKey{f.Digest, f.Name}); !seen[k] {
+		add := func(af ArtifactFile) {
+			if k := (artifactKey{af.Digest, af.Name}); !seen[k] {
 				seen[k] = true
-				entries = append(entries, entry{f.Path(), f})
+				entries = append(entries, entry{af.Path(), af})
 			}
 		}
-		for _, sk := range s.Skills {
+		for _, sk := range f.Skills {
 			for _, v := range sk.Versions {
 				if v.Type == item.TypeArchive {
 					add(ArtifactFile{Digest: v.Archive, Name: ArchiveFile, Install: sk.Name})
@@ -87,19 +87,19 @@ func (s *Feed) artifactFiles() *artifactFiles {
 				}
 			}
 		}
-		for _, a := range s.Agents {
+		for _, a := range f.Agents {
 			for _, v := range a.Versions {
 				add(ArtifactFile{Digest: v.Digest, Name: AgentFile})
 			}
 		}
 		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.path, b.path) })
-		s.files.list, s.files.byFile = make([]ArtifactFile, len(entries)), make(map[artifactKey]int, len(entries))
+		f.files.list, f.files.byFile = make([]ArtifactFile, len(entries)), make(map[artifactKey]int, len(entries))
 		for i, e := range entries {
-			s.files.list[i] = e.file
-			s.files.byFile[artifactKey{e.file.Digest, e.file.Name}] = i
+			f.files.list[i] = e.file
+			f.files.byFile[artifactKey{e.file.Digest, e.file.Name}] = i
 		}
 	})
-	return &s.files
+	return &f.files
 }
 
 // A LatestFile is a file of a skill's latest version at a path that
@@ -115,9 +115,9 @@ type LatestFile struct {
 
 // LatestFiles lists the latest-version files of every skill of the view,
 // sorted by path.
-func (s *Feed) LatestFiles() []LatestFile {
+func (f *Feed) LatestFiles() []LatestFile {
 	var out []LatestFile
-	for _, sk := range s.Skills {
+	for _, sk := range f.Skills {
 		v := sk.Latest
 		out = append(out, LatestFile{Path: Href(PathLatestSkillMD, sk.Name), Name: skill.FileName, Digest: v.SkillMD},
 			LatestFile{Path: Href(PathLegacyFile, sk.Name, skill.FileName), Name: skill.FileName, Digest: v.SkillMD})
@@ -128,3 +128,6 @@ func (s *Feed) LatestFiles() []LatestFile {
 	slices.SortFunc(out, func(a, b LatestFile) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
+
+// AgentArtifactType is the artifact type of every sub-agent version.
+const AgentArtifactType = agentType

@@ -6,17 +6,12 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"html"
 	"sync"
 	"sync/atomic"
 
 	"github.com/skillserver/skillserver/internal/content"
-	"github.com/skillserver/skillserver/internal/item"
-	"github.com/skillserver/skillserver/internal/skill"
 )
-
-// RFCSchema is the RFC discovery index's $schema; clients compare it byte
-// for byte.
-const RFCSchema = "https://schemas.agentskills.io/discovery/0.2.0/schema.json"
 
 // DocKey identifies one document of a snapshot.
 type DocKey struct {
@@ -199,18 +194,18 @@ func cached[K comparable, T any](c *docCache, m map[K]*once[T], key K, build fun
 
 // Document returns the document key for a client whose public base URL is
 // base.URL. ok is false when the snapshot has no such document.
-func (s *Feed) Document(base Base, key DocKey) (*Document, bool) {
-	c := s.docs
+func (f *Feed) Document(base Base, key DocKey) (*Document, bool) {
+	c := f.docs
 	if !key.Kind.absolute() {
 		return cached(c, c.plain, key, func() (*Document, bool) {
-			v, ok := s.render("", key)
+			v, ok := f.render("", key)
 			if !ok {
 				return nil, false
 			}
-			return c.keep(s.encode(v)), true
+			return c.keep(f.encode(v)), true
 		})
 	}
-	return s.forBase(base, cacheKey{doc: key}, jsonText(base.URL), func() (*template, bool) { return s.template(key) })
+	return f.forBase(base, cacheKey{doc: key}, jsonText(base.URL), func() (*template, bool) { return f.template(key) })
 }
 
 // cacheKey names what a view caches per base: a document or a page.
@@ -222,8 +217,8 @@ type cacheKey struct {
 // forBase returns the bytes of the template tmpl makes, spliced with
 // baseText (base.URL as the template's format escapes it): kept for the
 // snapshot's lifetime when base is known, else in the shared cache.
-func (s *Feed) forBase(base Base, k cacheKey, baseText string, tmpl func() (*template, bool)) (*Document, bool) {
-	c := s.docs
+func (f *Feed) forBase(base Base, k cacheKey, baseText string, tmpl func() (*template, bool)) (*Document, bool) {
+	c := f.docs
 	if base.Known {
 		c.mu.Lock()
 		m := c.known[base.URL]
@@ -240,7 +235,7 @@ func (s *Feed) forBase(base Base, k cacheKey, baseText string, tmpl func() (*tem
 			return c.keep(t.splice(baseText)), true
 		})
 	}
-	lk := lruKey{generation: s.Generation, view: s.viewID, base: base.URL, key: k}
+	lk := lruKey{generation: f.Generation, view: f.viewID, base: base.URL, key: k}
 	if d, ok := c.shared.get(lk); ok {
 		return d, true
 	}
@@ -255,14 +250,14 @@ func (s *Feed) forBase(base Base, k cacheKey, baseText string, tmpl func() (*tem
 }
 
 // template returns the template of an absolute document, rendered once.
-func (s *Feed) template(key DocKey) (*template, bool) {
-	c := s.docs
+func (f *Feed) template(key DocKey) (*template, bool) {
+	c := f.docs
 	return cached(c, c.templates, key, func() (*template, bool) {
-		v, ok := s.render(c.sentinel, key)
+		v, ok := f.render(c.sentinel, key)
 		if !ok {
 			return nil, false
 		}
-		return c.split(s.encode(v), jsonText(c.sentinel)), true
+		return c.split(f.encode(v), jsonText(c.sentinel)), true
 	})
 }
 
@@ -275,8 +270,8 @@ func (c *docCache) split(body []byte, sentinel string) *template {
 }
 
 // encode is encodeDocument, counted.
-func (s *Feed) encode(v any) []byte {
-	s.docs.renders.Add(1)
+func (f *Feed) encode(v any) []byte {
+	f.docs.renders.Add(1)
 	return encodeDocument(v).Body
 }
 
@@ -305,82 +300,41 @@ func encodeDocument(v any) *Document {
 	return &Document{Body: b, Digest: content.Sum(b)}
 }
 
-// RFC discovery index (docs/http-api.md, "RFC discovery feed").
+// HTML pages of the catalogue (internal/page renders them) are cached
+// like documents: once per snapshot and view, as a template split where
+// the base URL goes, spliced per base. Their keys are apart from the
+// documents' (cacheKey), in the view's caches and in the shared one.
 
-type rfcIndex struct {
-	Schema string     `json:"$schema"`
-	Skills []rfcEntry `json:"skills"`
+// PageKey names one HTML page of a view.
+type PageKey struct {
+	Kind    string // the page's kind, as internal/page names them
+	Name    string
+	Version string
+	N       int // a page number
 }
 
-type rfcEntry struct {
-	Name        string            `json:"name"`
-	Type        item.ArtifactType `json:"type"`
-	Description string            `json:"description"`
-	URL         string            `json:"url"`
-	Digest      string            `json:"digest"`
-	Version     string            `json:"version"`
-	Resources   []rfcResource     `json:"resources,omitempty"`
-}
-
-type rfcResource struct {
-	Path     string `json:"path"`
-	Digest   string `json:"digest"`
-	URL      string `json:"url"`
-	UnixMode uint32 `json:"unixMode,omitempty"`
-}
-
-func (s *Feed) rfcIndex(base string) rfcIndex {
-	idx := rfcIndex{Schema: RFCSchema, Skills: make([]rfcEntry, 0, len(s.Skills))}
-	for _, sk := range s.Skills {
-		idx.Skills = append(idx.Skills, rfcEntryOf(base, sk.Latest, true))
-	}
-	return idx
-}
-
-func rfcEntryOf(base string, v *item.SkillVersion, withResources bool) rfcEntry {
-	e := rfcEntry{
-		Name:        v.Name,
-		Type:        v.Type,
-		Description: v.Description,
-		URL:         ArtifactURL(base, v),
-		Digest:      v.Digest().String(),
-		Version:     v.Version,
-	}
-	if withResources {
-		for _, r := range v.Resources {
-			rr := rfcResource{Path: r.Path, Digest: r.Digest.String(), URL: ResourceURL(base, r)}
-			if r.Mode != 0o644 {
-				rr.UnixMode = r.Mode
+// Page returns the page key of this view for base. render makes its bytes
+// given the base URL to write (a sentinel the bytes are split at, which it
+// must write as it is); it runs once per snapshot and view, and ok is
+// false when it finds nothing to show. The base is HTML-escaped where it
+// is spliced in.
+func (f *Feed) Page(base Base, key PageKey, render func(base string) ([]byte, bool)) (*Document, bool) {
+	c := f.docs
+	return f.forBase(base, cacheKey{page: key}, html.EscapeString(base.URL), func() (*template, bool) {
+		return cached(c, c.pages, key, func() (*template, bool) {
+			b, ok := render(c.htmlSentinel)
+			if !ok {
+				return nil, false
 			}
-			e.Resources = append(e.Resources, rr)
-		}
-	}
-	return e
+			return c.split(b, c.htmlSentinel), true
+		})
+	})
 }
 
-// URLs. Every artifact URL is absolute and content-addressed: its path
-// names its bytes (ArtifactPath).
-
-// ArtifactURL is the URL of v's artifact: its zip or its SKILL.md.
-func ArtifactURL(base string, v *item.SkillVersion) string {
-	if v.Type == item.TypeArchive {
-		return base + ArtifactPath(v.Archive, ArchiveFile)
-	}
-	return base + ArtifactPath(v.SkillMD, skill.FileName)
-}
-
-// SkillMDURL is the URL of v's SKILL.md, which is v's artifact when v is
-// a lone SKILL.md and the first file of its archive otherwise.
-func SkillMDURL(base string, v *item.SkillVersion) string {
-	return base + ArtifactPath(v.SkillMD, skill.FileName)
-}
-
-// ResourceURL is the URL of one resource file of v.
-func ResourceURL(base string, r item.Resource) string {
-	return base + ArtifactPath(r.Digest, r.Path)
-}
-
-// AgentURL is the URL of an agent-md file.
-func AgentURL(base string, v *item.AgentVersion) string {
-	return base + ArtifactPath(v.Digest, AgentFile)
+// NewDocument wraps bytes made for one request (a page of search
+// results) as a Document, compressed fast when a client asks for gzip.
+func NewDocument(body []byte) *Document {
+	d := &Document{Body: body, Digest: content.Sum(body), gzipLevel: sharedGzipLevel}
+	d.served.Store(true)
+	return d
 }

@@ -3,8 +3,9 @@ package feed
 import (
 	"bytes"
 	"fmt"
-	"github.com/skillserver/skillserver/internal/item"
 	"testing"
+
+	"github.com/skillserver/skillserver/internal/item"
 )
 
 // absoluteKeys lists every base-dependent document of snap.

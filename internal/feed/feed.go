@@ -2,7 +2,9 @@
 // in them: the URL space (paths.go), the table of document kinds and how
 // each is rendered (kinds.go), the one JSON encoder, and the documents of
 // one view of the catalogue, rendered once and spliced per base URL
-// (documents.go, doccache.go).
+// (documents.go, doccache.go). The documents themselves are rendered in
+// rfc.go (the RFC index), tree.go (the native tree), readapi.go (the read
+// API, the agent card, the legacy index), apicatalog.go and find.go.
 //
 // It renders from a Source, a read-only view of published items; it must
 // not import internal/catalog (which builds a Feed for each snapshot),
@@ -41,8 +43,18 @@ type Input struct {
 }
 
 // Feed is every document of one immutable view of the catalogue. It
-// renders each document when first asked for, once.
+// renders each document when first asked for, once. Its fields fall in
+// three parts: what it publishes, which view of the snapshot it is, and
+// what it renders from them.
 type Feed struct {
+	published
+	viewSettings
+	renderings
+}
+
+// published is what a Feed publishes: the snapshot's items (those its
+// view allows) and the facts documents state about them.
+type published struct {
 	src              Source
 	Generation       uint64
 	Skills           []*item.Skill
@@ -51,33 +63,42 @@ type Feed struct {
 	pageSize         int
 	server           ServerInfo
 	origins          Origins
-	search           searchIndexes
-	trees            sync.Once // builds skillTree and agentTree on first use
-	skillTree        collection
-	agentTree        collection
-	docs             *docCache
+}
 
-	// The view this feed is (view.go): prefix starts every root-relative
-	// href, allow (nil: every item) decides which items it holds, viewID
-	// keeps its documents apart in the shared cache.
-	prefix string
-	allow  func(name string) bool
-	viewID string
-	// static views are an export's (Static): links to dynamic routes
-	// are apiBase + path when api is set, else left out.
+// viewSettings say which view of the snapshot a Feed is (view.go):
+// prefix starts every root-relative href, allow (nil: every item) decides
+// which items it holds, viewID keeps its documents apart in the shared
+// cache. A static view is an export's (Static): links to dynamic routes
+// are apiBase + path when api is set, else left out.
+type viewSettings struct {
+	prefix      string
+	allow       func(name string) bool
+	viewID      string
 	static, api bool
 	apiBase     string
-	views       views
-	blobsOnce   sync.Once
-	blobs       map[content.Digest]bool
-	filesOnce   sync.Once
-	files       artifactFiles
+}
+
+// renderings is what a Feed builds from the rest when first asked, once:
+// its documents and pages, the search indexes, the native trees, its
+// views, and the blob and file tables of the artifact routes.
+type renderings struct {
+	docs      *docCache
+	search    searchIndexes
+	trees     sync.Once // builds skillTree and agentTree on first use
+	skillTree collection
+	agentTree collection
+	views     views
+	blobsOnce sync.Once
+	blobs     map[content.Digest]bool
+	filesOnce sync.Once
+	files     artifactFiles
 }
 
 // New returns the feed of in.
 func New(in Input) *Feed {
-	f := &Feed{src: in.Source, Generation: in.Generation, Skills: in.Skills, Agents: in.Agents,
-		AgentsConfigured: in.AgentsConfigured, pageSize: in.PageSize, server: in.Server, origins: in.Origins, docs: newDocCache(in.Shared)}
+	f := &Feed{published: published{src: in.Source, Generation: in.Generation, Skills: in.Skills, Agents: in.Agents,
+		AgentsConfigured: in.AgentsConfigured, pageSize: in.PageSize, server: in.Server, origins: in.Origins},
+		renderings: renderings{docs: newDocCache(in.Shared)}}
 	if f.pageSize <= 0 {
 		f.pageSize = DefaultPageSize
 	}
@@ -85,36 +106,43 @@ func New(in Input) *Feed {
 }
 
 // Skill returns the named skill of the view.
-func (s *Feed) Skill(name string) (*item.Skill, bool) {
-	if !s.Allows(name) {
+func (f *Feed) Skill(name string) (*item.Skill, bool) {
+	if !f.Allows(name) {
 		return nil, false
 	}
-	return s.src.Skill(name)
+	return f.src.Skill(name)
 }
 
 // Agent returns the named sub-agent of the view.
-func (s *Feed) Agent(name string) (*item.Agent, bool) {
-	if !s.Allows(name) {
+func (f *Feed) Agent(name string) (*item.Agent, bool) {
+	if !f.Allows(name) {
 		return nil, false
 	}
-	return s.src.Agent(name)
+	return f.src.Agent(name)
 }
 
 // Bytes is what the feed's own documents and templates hold (documents in
 // the shared cache are counted there).
-func (s *Feed) Bytes() int64 { return s.docs.bytes.Load() + s.viewBytes() }
+func (f *Feed) Bytes() int64 { return f.docs.bytes.Load() + f.viewBytes() }
 
 // Release drops what the shared document cache holds for this feed and
 // its views (which share its generation), which nothing serves any more.
-func (s *Feed) Release() { s.docs.shared.drop(s.Generation) }
+func (f *Feed) Release() { f.docs.shared.drop(f.Generation) }
 
 // tree returns the native-tree view of skills or agents, built once per
 // snapshot when a tree document is first asked for (a reload does not
 // pay for it).
-func (s *Feed) tree(agents bool) *collection {
-	s.trees.Do(func() { s.skillTree, s.agentTree = s.skillCollection(), s.agentCollection() })
+func (f *Feed) tree(agents bool) *collection {
+	f.trees.Do(func() { f.skillTree, f.agentTree = f.skillCollection(), f.agentCollection() })
 	if agents {
-		return &s.agentTree
+		return &f.agentTree
 	}
-	return &s.skillTree
+	return &f.skillTree
 }
+
+// Prefix is the path prefix of every root-relative href of the view ("",
+// or /t/<token> for a path token).
+func (f *Feed) Prefix() string { return f.prefix }
+
+// Server describes the server the view is published by.
+func (f *Feed) Server() ServerInfo { return f.server }

@@ -108,11 +108,11 @@ func Kinds() []DocKind {
 // export holds: every kind but the read API's, each for every page, item
 // and version it exists for. The sub-agent tree is left out when no
 // sub-agent source is configured, as it is 404 then.
-func (s *Feed) StaticKeys() []DocKey {
+func (f *Feed) StaticKeys() []DocKey {
 	var out []DocKey
 	for _, k := range Kinds() {
 		info := kinds[k]
-		if info.dynamic || (info.agentTree && !s.AgentsConfigured) {
+		if info.dynamic || (info.agentTree && !f.AgentsConfigured) {
 			continue
 		}
 		agents := info.agentTree
@@ -121,15 +121,15 @@ func (s *Feed) StaticKeys() []DocKey {
 		case len(params) == 0:
 			out = append(out, DocKey{Kind: k})
 		case params[0] == "page":
-			for _, p := range s.tree(agents).pages(s.pageSize) {
+			for _, p := range f.tree(agents).pages(f.pageSize) {
 				out = append(out, DocKey{Kind: k, Page: p.name})
 			}
 		case len(params) == 1:
-			for _, it := range s.tree(agents).items {
+			for _, it := range f.tree(agents).items {
 				out = append(out, DocKey{Kind: k, Name: it.name})
 			}
 		default:
-			for _, it := range s.tree(agents).items {
+			for _, it := range f.tree(agents).items {
 				for _, v := range it.versions {
 					out = append(out, DocKey{Kind: k, Name: it.name, Version: v.version})
 				}
@@ -172,13 +172,13 @@ func (k DocKind) KeyOf(param func(name string) (string, bool)) (DocKey, bool) {
 	return key, true
 }
 
-func (s *Feed) render(base string, key DocKey) (any, bool) {
+func (f *Feed) render(base string, key DocKey) (any, bool) {
 	if key.Kind <= 0 || key.Kind >= docKinds {
 		return nil, false
 	}
 	k := kinds[key.Kind]
-	if k.agentTree && !s.AgentsConfigured {
+	if k.agentTree && !f.AgentsConfigured {
 		return nil, false // no sub-agent source: the whole tree is 404
 	}
-	return k.render(s, base, key)
+	return k.render(f, base, key)
 }

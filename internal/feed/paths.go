@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -186,4 +187,38 @@ func escapePath(p string) string {
 		segs[i] = url.PathEscape(s)
 	}
 	return strings.Join(segs, "/")
+}
+
+// ScopedFeedHref is the root-relative URL of the one-skill feed of name:
+// the URL a client that appends the RFC index path to it (the skills CLI)
+// installs exactly that skill from.
+func ScopedFeedHref(name string) string {
+	return strings.TrimSuffix(DocKey{Kind: DocScopedIndex, Name: name}.Path(), docPaths[DocRFCIndex][0])
+}
+
+// URLs. Every artifact URL is absolute and content-addressed: its path
+// names its bytes (ArtifactPath).
+
+// ArtifactURL is the URL of v's artifact: its zip or its SKILL.md.
+func ArtifactURL(base string, v *item.SkillVersion) string {
+	if v.Type == item.TypeArchive {
+		return base + ArtifactPath(v.Archive, ArchiveFile)
+	}
+	return base + ArtifactPath(v.SkillMD, skill.FileName)
+}
+
+// SkillMDURL is the URL of v's SKILL.md, which is v's artifact when v is
+// a lone SKILL.md and the first file of its archive otherwise.
+func SkillMDURL(base string, v *item.SkillVersion) string {
+	return base + ArtifactPath(v.SkillMD, skill.FileName)
+}
+
+// ResourceURL is the URL of one resource file of v.
+func ResourceURL(base string, r item.Resource) string {
+	return base + ArtifactPath(r.Digest, r.Path)
+}
+
+// AgentURL is the URL of an agent-md file.
+func AgentURL(base string, v *item.AgentVersion) string {
+	return base + ArtifactPath(v.Digest, AgentFile)
 }

@@ -79,11 +79,11 @@ type searchIndexes struct {
 	skills, agent *search.Index
 }
 
-func (s *Feed) indexes() *searchIndexes {
-	s.search.once.Do(func() {
-		s.search.skills, s.search.agent = searchIndex(s.Skills), searchIndex(s.Agents)
+func (f *Feed) indexes() *searchIndexes {
+	f.search.once.Do(func() {
+		f.search.skills, f.search.agent = searchIndex(f.Skills), searchIndex(f.Agents)
 	})
-	return &s.search
+	return &f.search
 }
 
 func searchIndex[V item.Version](items []*item.Item[V]) *search.Index {
@@ -96,19 +96,19 @@ func searchIndex[V item.Version](items []*item.Item[V]) *search.Index {
 }
 
 // SearchSkills ranks skills for q (all, by name, when q is empty).
-func (s *Feed) SearchSkills(q string) []Summary {
+func (f *Feed) SearchSkills(q string) []Summary {
 	if strings.TrimSpace(q) == "" {
-		return summaries(s.prefix, byName(s.Skills), DocAPISkill, s.Skills)
+		return summaries(f.prefix, byName(f.Skills), DocAPISkill, f.Skills)
 	}
-	return summaries(s.prefix, s.indexes().skills.Search(q), DocAPISkill, s.Skills)
+	return summaries(f.prefix, f.indexes().skills.Search(q), DocAPISkill, f.Skills)
 }
 
 // SearchAgents ranks sub-agents for q.
-func (s *Feed) SearchAgents(q string) []Summary {
+func (f *Feed) SearchAgents(q string) []Summary {
 	if strings.TrimSpace(q) == "" {
-		return summaries(s.prefix, byName(s.Agents), DocAPISubagent, s.Agents)
+		return summaries(f.prefix, byName(f.Agents), DocAPISubagent, f.Agents)
 	}
-	return summaries(s.prefix, s.indexes().agent.Search(q), DocAPISubagent, s.Agents)
+	return summaries(f.prefix, f.indexes().agent.Search(q), DocAPISubagent, f.Agents)
 }
 
 // byName is every item in the order an empty query ranks them, by name:
@@ -135,20 +135,20 @@ func summaries[V item.Version](prefix string, hits []int, kind DocKind, items []
 	return out
 }
 
-func (s *Feed) apiSkill(name string) (apiItem, bool) {
-	sk, ok := s.Skill(name)
+func (f *Feed) apiSkill(name string) (apiItem, bool) {
+	sk, ok := f.Skill(name)
 	if !ok {
 		return apiItem{}, false
 	}
-	return apiItemOf(s.prefix, sk, s.origins.Skills, DocAPISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }), true
+	return apiItemOf(f.prefix, sk, f.origins.Skills, DocAPISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }), true
 }
 
-func (s *Feed) apiAgent(name string) (apiItem, bool) {
-	a, ok := s.Agent(name)
+func (f *Feed) apiAgent(name string) (apiItem, bool) {
+	a, ok := f.Agent(name)
 	if !ok {
 		return apiItem{}, false
 	}
-	return apiItemOf(s.prefix, a, s.origins.Agents, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
+	return apiItemOf(f.prefix, a, f.origins.Agents, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
 }
 
 // agentType is the artifact type of every sub-agent version.
@@ -168,18 +168,18 @@ func apiItemOf[V item.Version](prefix string, it *item.Item[V], checkout *proven
 	return d
 }
 
-func (s *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
-	sk, v, ok := s.skillVersion(name, version)
+func (f *Feed) apiSkillVersion(base, name, version string) (apiVersion, bool) {
+	sk, v, ok := f.skillVersion(name, version)
 	if !ok {
 		return apiVersion{}, false
 	}
-	src, published := origin(s.origins.Skills, &v.VersionInfo)
+	src, published := origin(f.origins.Skills, &v.VersionInfo)
 	d := apiVersion{Name: v.Name, Version: v.Version, Type: string(v.Type), Description: v.Description,
 		Digest: v.Digest().String(), URL: ArtifactURL(base, v), PublishedAt: published, Source: src,
 		Latest: sk.Latest == v, Metadata: v.Metadata, Resources: apiResources(base, v)}
 	if v.Subagent != "" {
-		if _, ok := s.Agent(v.Subagent); ok {
-			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: s.href(DocKey{Kind: DocSubagent, Name: v.Subagent})}
+		if _, ok := f.Agent(v.Subagent); ok {
+			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: f.href(DocKey{Kind: DocSubagent, Name: v.Subagent})}
 		}
 	}
 	return d, true
@@ -194,8 +194,8 @@ func apiResources(base string, v *item.SkillVersion) []apiResource {
 }
 
 // skillVersion resolves a version string, or "latest".
-func (s *Feed) skillVersion(name, version string) (*item.Skill, *item.SkillVersion, bool) {
-	sk, ok := s.Skill(name)
+func (f *Feed) skillVersion(name, version string) (*item.Skill, *item.SkillVersion, bool) {
+	sk, ok := f.Skill(name)
 	if !ok {
 		return nil, nil, false
 	}
@@ -206,8 +206,8 @@ func (s *Feed) skillVersion(name, version string) (*item.Skill, *item.SkillVersi
 	return sk, v, ok
 }
 
-func (s *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
-	a, ok := s.Agent(name)
+func (f *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
+	a, ok := f.Agent(name)
 	if !ok {
 		return apiVersion{}, false
 	}
@@ -217,7 +217,7 @@ func (s *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
 			return apiVersion{}, false
 		}
 	}
-	src, published := origin(s.origins.Agents, &v.VersionInfo)
+	src, published := origin(f.origins.Agents, &v.VersionInfo)
 	return apiVersion{Name: v.Name, Version: v.Version, Type: agentType, Description: v.Description,
 		Digest: v.Digest.String(), URL: AgentURL(base, v), PublishedAt: published, Source: src,
 		Latest: a.Latest == v, Metadata: v.Metadata}, true
@@ -243,9 +243,9 @@ type UpdateCheck struct {
 // 0.0.0+<digest> versions), the digest decides when the client gave one,
 // else the version string: anything but exactly the latest is an update.
 // Ordering ties by string instead would answer at random between edits.
-func (s *Feed) CheckUpdate(name, current string, digest content.Digest) UpdateCheck {
+func (f *Feed) CheckUpdate(name, current string, digest content.Digest) UpdateCheck {
 	c := UpdateCheck{Name: name, CurrentVersion: current, CurrentDigest: string(digest)}
-	sk, ok := s.Skill(name)
+	sk, ok := f.Skill(name)
 	if !ok {
 		return c
 	}
@@ -293,8 +293,8 @@ type cardSkill struct {
 	Examples    []string `json:"examples,omitempty"`
 }
 
-func (s *Feed) agentCard(base string) agentCard {
-	info := s.server
+func (f *Feed) agentCard(base string) agentCard {
+	info := f.server
 	if info.Name == "" {
 		info.Name = "skillserver"
 	}
@@ -307,13 +307,13 @@ func (s *Feed) agentCard(base string) agentCard {
 	c := agentCard{
 		Name: info.Name, Version: info.Version, Description: info.Description, URL: base + "/",
 		ProtocolVersion: "0.3.0", DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/markdown"},
-		Capabilities: cardCapabilities{DirectAPI: true}, Skills: make([]cardSkill, 0, len(s.Skills)),
+		Capabilities: cardCapabilities{DirectAPI: true}, Skills: make([]cardSkill, 0, len(f.Skills)),
 	}
-	if src := s.origins.Skills; src != nil {
+	if src := f.origins.Skills; src != nil {
 		c.Capabilities.Extensions = []cardExtension{{URI: provenanceExtensionURI, Params: src,
 			Description: "Where the skills came from: the git repository, the commit and the skills root's path in it."}}
 	}
-	for _, sk := range s.Skills {
+	for _, sk := range f.Skills {
 		v := sk.Latest
 		c.Skills = append(c.Skills, cardSkill{
 			ID: strings.ReplaceAll(sk.Name, "-", "_"), Name: titleCase(sk.Name), Description: v.Description,
@@ -346,9 +346,9 @@ type legacySkill struct {
 	Files       []string `json:"files"`
 }
 
-func (s *Feed) legacyIndex() legacyIndex {
-	idx := legacyIndex{Skills: make([]legacySkill, 0, len(s.Skills))}
-	for _, sk := range s.Skills {
+func (f *Feed) legacyIndex() legacyIndex {
+	idx := legacyIndex{Skills: make([]legacySkill, 0, len(f.Skills))}
+	for _, sk := range f.Skills {
 		files := []string{skill.FileName}
 		for _, r := range sk.Latest.Resources {
 			files = append(files, r.Path)
@@ -360,8 +360,8 @@ func (s *Feed) legacyIndex() legacyIndex {
 
 // scopedIndex is the RFC index holding one skill, so a client given
 // https://host/skill/<name> installs exactly it.
-func (s *Feed) scopedIndex(base, name string) (rfcIndex, bool) {
-	sk, ok := s.Skill(name)
+func (f *Feed) scopedIndex(base, name string) (rfcIndex, bool) {
+	sk, ok := f.Skill(name)
 	if !ok {
 		return rfcIndex{}, false
 	}

@@ -1,9 +1,10 @@
 package feed
 
 import (
+	"strconv"
+
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/provenance"
-	"strconv"
 )
 
 // The native manifest tree (docs/http-api.md, "Native manifest tree"): /manifest.json, then for skills
@@ -152,12 +153,12 @@ func collectionOf[V item.Version](c collection, items []*item.Item[V], checkout 
 	return c
 }
 
-func (s *Feed) skillCollection() collection {
-	return collectionOf(collection{kind: item.KindSkill, prefix: s.prefix, indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, s.Skills, s.origins.Skills)
+func (f *Feed) skillCollection() collection {
+	return collectionOf(collection{kind: item.KindSkill, prefix: f.prefix, indexKind: DocSkillIndex, pageKind: DocSkillPage, identityKind: DocSkill, versionKind: DocSkillVersion}, f.Skills, f.origins.Skills)
 }
 
-func (s *Feed) agentCollection() collection {
-	return collectionOf(collection{kind: item.KindSubagent, prefix: s.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, s.Agents, s.origins.Agents)
+func (f *Feed) agentCollection() collection {
+	return collectionOf(collection{kind: item.KindSubagent, prefix: f.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, f.Agents, f.origins.Agents)
 }
 
 // page is one server-owned page of a collection.
@@ -239,27 +240,27 @@ func (c collection) identity(name string) (identityDoc, bool) {
 	return d, true
 }
 
-func (s *Feed) manifest() manifestDoc {
+func (f *Feed) manifest() manifestDoc {
 	v1 := manifestV1{
-		Self:   link{s.href(DocKey{Kind: DocManifest})},
-		Skills: link{s.href(DocKey{Kind: DocSkillIndex})},
+		Self:   link{f.href(DocKey{Kind: DocManifest})},
+		Skills: link{f.href(DocKey{Kind: DocSkillIndex})},
 	}
-	if href, ok := s.apiLink(PathSkillSearch); ok {
+	if href, ok := f.apiLink(PathSkillSearch); ok {
 		v1.SkillSearch = &link{href}
 	}
 	// Every advertised href answers 200: without a sub-agent source, both
 	// sub-agent links would be 404s.
-	if s.AgentsConfigured {
-		v1.Subagents = &link{s.href(DocKey{Kind: DocSubagentIndex})}
-		if href, ok := s.apiLink(PathSubagentSearch); ok {
+	if f.AgentsConfigured {
+		v1.Subagents = &link{f.href(DocKey{Kind: DocSubagentIndex})}
+		if href, ok := f.apiLink(PathSubagentSearch); ok {
 			v1.SubagentSearch = &link{href}
 		}
 	}
 	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
 }
 
-func (s *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, bool) {
-	sk, ok := s.Skill(name)
+func (f *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, bool) {
+	sk, ok := f.Skill(name)
 	if !ok {
 		return skillVersionDoc{}, false
 	}
@@ -267,19 +268,19 @@ func (s *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, boo
 	if !ok {
 		return skillVersionDoc{}, false
 	}
-	src, _ := origin(s.origins.Skills, &v.VersionInfo)
+	src, _ := origin(f.origins.Skills, &v.VersionInfo)
 	d := skillVersionDoc{Kind: "skill-version", Artifact: rfcEntryOf(base, v, false), Source: src,
-		Links: selfLinks{link{s.href(DocKey{Kind: DocSkillVersion, Name: name, Version: version})}}}
+		Links: selfLinks{link{f.href(DocKey{Kind: DocSkillVersion, Name: name, Version: version})}}}
 	if v.Subagent != "" {
-		if _, ok := s.Agent(v.Subagent); ok {
-			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: s.href(DocKey{Kind: DocSubagent, Name: v.Subagent})}
+		if _, ok := f.Agent(v.Subagent); ok {
+			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: f.href(DocKey{Kind: DocSubagent, Name: v.Subagent})}
 		}
 	}
 	return d, true
 }
 
-func (s *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, bool) {
-	a, ok := s.Agent(name)
+func (f *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, bool) {
+	a, ok := f.Agent(name)
 	if !ok {
 		return subagentVersionDoc{}, false
 	}
@@ -287,10 +288,10 @@ func (s *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, 
 	if !ok {
 		return subagentVersionDoc{}, false
 	}
-	src, _ := origin(s.origins.Agents, &v.VersionInfo)
+	src, _ := origin(f.origins.Agents, &v.VersionInfo)
 	return subagentVersionDoc{
 		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: agentType,
 		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(), Source: src,
-		Links: selfLinks{link{s.href(DocKey{Kind: DocSubagentVersion, Name: name, Version: version})}},
+		Links: selfLinks{link{f.href(DocKey{Kind: DocSubagentVersion, Name: name, Version: version})}},
 	}, true
 }

@@ -31,14 +31,14 @@ type views struct {
 // "" is every item, and allow is then not called) and whose every
 // root-relative href starts with prefix ("" for none; absolute URLs take
 // it from the base URL).
-func (s *Feed) View(scope, prefix string, allow func(name string) bool) *Feed {
+func (f *Feed) View(scope, prefix string, allow func(name string) bool) *Feed {
 	if scope == "" && prefix == "" {
-		return s
+		return f
 	}
 	if scope == "" {
 		allow = nil
 	}
-	return s.view(viewKey{scope: scope, prefix: prefix}, allow)
+	return f.view(viewKey{scope: scope, prefix: prefix}, allow)
 }
 
 // Static returns the feed as a static export publishes it (every item,
@@ -47,43 +47,43 @@ func (s *Feed) View(scope, prefix string, allow func(name string) bool) *Feed {
 // the health probe). Without api they are left out; with it they are
 // apiBase + path: "" for a server behind the same origin (root-relative
 // links, as the server itself publishes), else its absolute base URL.
-func (s *Feed) Static(api bool, apiBase string) *Feed {
-	return s.view(viewKey{static: true, api: api, apiBase: apiBase}, nil)
+func (f *Feed) Static(api bool, apiBase string) *Feed {
+	return f.view(viewKey{static: true, api: api, apiBase: apiBase}, nil)
 }
 
-func (s *Feed) view(k viewKey, allow func(string) bool) *Feed {
-	s.views.mu.Lock()
-	defer s.views.mu.Unlock()
-	if v, ok := s.views.m[k]; ok {
+func (f *Feed) view(k viewKey, allow func(string) bool) *Feed {
+	f.views.mu.Lock()
+	defer f.views.mu.Unlock()
+	if v, ok := f.views.m[k]; ok {
 		return v
 	}
 	id := k.scope + "\x00" + k.prefix
 	if k.static {
 		id += "\x00static\x00" + strconv.FormatBool(k.api) + "\x00" + k.apiBase
 	}
-	v := &Feed{src: s.src, Generation: s.Generation, Skills: s.Skills, Agents: s.Agents, AgentsConfigured: s.AgentsConfigured,
-		pageSize: s.pageSize, server: s.server, origins: s.origins, docs: newDocCache(s.docs.shared), prefix: k.prefix, allow: allow,
-		viewID: id, static: k.static, api: k.api, apiBase: k.apiBase}
+	v := &Feed{published: f.published,
+		viewSettings: viewSettings{prefix: k.prefix, allow: allow, viewID: id, static: k.static, api: k.api, apiBase: k.apiBase},
+		renderings:   renderings{docs: newDocCache(f.docs.shared)}}
 	if allow != nil {
-		v.Skills, v.Agents = allowed(s.Skills, allow), allowed(s.Agents, allow)
+		v.Skills, v.Agents = allowed(f.Skills, allow), allowed(f.Agents, allow)
 	}
-	if s.views.m == nil {
-		s.views.m = map[viewKey]*Feed{}
+	if f.views.m == nil {
+		f.views.m = map[viewKey]*Feed{}
 	}
-	s.views.m[k] = v
+	f.views.m[k] = v
 	return v
 }
 
 // apiLink is the href of the dynamic route at path; ok is false when
 // the view names no server that answers it.
-func (s *Feed) apiLink(path string) (string, bool) {
+func (f *Feed) apiLink(path string) (string, bool) {
 	switch {
-	case !s.static:
-		return s.prefix + path, true
-	case !s.api:
+	case !f.static:
+		return f.prefix + path, true
+	case !f.api:
 		return "", false
 	}
-	return s.apiBase + path, true
+	return f.apiBase + path, true
 }
 
 func allowed[V item.Version](items []*item.Item[V], allow func(string) bool) []*item.Item[V] {
@@ -97,45 +97,45 @@ func allowed[V item.Version](items []*item.Item[V], allow func(string) bool) []*
 }
 
 // Allows reports whether the view holds items named name.
-func (s *Feed) Allows(name string) bool { return s.allow == nil || s.allow(name) }
+func (f *Feed) Allows(name string) bool { return f.allow == nil || f.allow(name) }
 
 // Scoped reports whether the view holds only some items.
-func (s *Feed) Scoped() bool { return s.allow != nil }
+func (f *Feed) Scoped() bool { return f.allow != nil }
 
 // HasBlob reports whether d is the bytes of a file of an item of the
 // view: the blob route of a scoped view serves only those.
-func (s *Feed) HasBlob(d content.Digest) bool {
-	if s.allow == nil {
+func (f *Feed) HasBlob(d content.Digest) bool {
+	if f.allow == nil {
 		return true
 	}
-	s.blobsOnce.Do(func() {
-		s.blobs = map[content.Digest]bool{}
-		for _, sk := range s.Skills {
+	f.blobsOnce.Do(func() {
+		f.blobs = map[content.Digest]bool{}
+		for _, sk := range f.Skills {
 			for _, v := range sk.Versions {
 				for _, d := range v.Blobs() {
-					s.blobs[d] = true
+					f.blobs[d] = true
 				}
 			}
 		}
-		for _, a := range s.Agents {
+		for _, a := range f.Agents {
 			for _, v := range a.Versions {
-				s.blobs[v.Digest] = true
+				f.blobs[v.Digest] = true
 			}
 		}
 	})
-	return s.blobs[d]
+	return f.blobs[d]
 }
 
 // viewBytes is what the views of s hold.
-func (s *Feed) viewBytes() int64 {
-	s.views.mu.Lock()
-	defer s.views.mu.Unlock()
+func (f *Feed) viewBytes() int64 {
+	f.views.mu.Lock()
+	defer f.views.mu.Unlock()
 	var n int64
-	for _, v := range s.views.m {
+	for _, v := range f.views.m {
 		n += v.docs.bytes.Load()
 	}
 	return n
 }
 
 // href is the root-relative href of the document k in this view.
-func (s *Feed) href(k DocKey) string { return s.prefix + k.Path() }
+func (f *Feed) href(k DocKey) string { return f.prefix + k.Path() }
