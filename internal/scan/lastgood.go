@@ -7,59 +7,6 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// Entry is the outcome of scanning one top-level entry of a root: a skill
-// folder, or everything that claims one agent name (agents/<name>.md and
-// agents/<name>/), or one top-level entry that could not be read as
-// either. Scans keep entries, valid or not, so a reload can reuse those
-// that did not change together with their problems.
-type Entry[V item.Version] struct {
-	Item     *item.Item[V] // nil when nothing in it is valid
-	Problems []skill.Problem
-	Gen      uint64 // generation that scanned it
-	// Linked is true when the entry is or holds a symlink: what it
-	// publishes may live in another entry, so a change anywhere can
-	// change it (see catalog.Catalog.Update).
-	Linked bool
-}
-
-// SkillEntry and AgentEntry are the entries of the two roots.
-type (
-	SkillEntry = Entry[*item.SkillVersion]
-	AgentEntry = Entry[*item.AgentVersion]
-)
-
-// Published returns the entry's item; nil for a missing entry too.
-func (e *Entry[V]) Published() *item.Item[V] {
-	if e == nil {
-		return nil
-	}
-	return e.Item
-}
-
-// entryScanner is what the scanners of both roots share: the scan's
-// inputs and the entry being filled.
-type entryScanner[V item.Version] struct {
-	scanBase
-	cur *Entry[V]
-}
-
-func newEntryScanner[V item.Version](base scanBase) entryScanner[V] {
-	return entryScanner[V]{scanBase: base, cur: &Entry[V]{Gen: base.generation}}
-}
-
-func (s *entryScanner[V]) problem(p skill.Problem) { s.cur.Problems = append(s.cur.Problems, p) }
-
-// finish keeps the last good versions of key from last (the previous
-// scan's entries of the root) and returns the entry, or nil when there is
-// nothing to keep.
-func (s *entryScanner[V]) finish(last map[string]*Entry[V], key string) *Entry[V] {
-	s.cur.keepLastGood(s.scanBase, last, key)
-	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
-		return nil
-	}
-	return s.cur
-}
-
 // keepLastGood carries the versions of the previous scan's entry key
 // whose sources failed this scan (see lastGood), with their blobs.
 func (e *Entry[V]) keepLastGood(b scanBase, prev map[string]*Entry[V], key string) {

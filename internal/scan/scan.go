@@ -1,168 +1,226 @@
 // Package scan turns a skills root and an agents root into entries: one
 // per top-level name of a root, each with the item it publishes (if any)
-// and its problems. It owns the walker (walk*.go: one open handle per
-// folder, symlinks resolved through os.Root), the layout rules
-// (scan_skills.go, scan_agents.go), the entry-key rule (Kind.Key), the
-// per-entry cache that lets a rescan skip unchanged files, parses and
-// archives, and the last-good rule that keeps publishing a version whose
-// files fail to scan. A rescan takes the previous Result (entries and
-// store), never a published snapshot, so scanning does not depend on
-// publishing.
+// and its problems. Run, its Input and its Result are in this file; the
+// rest, by what it holds: the walker (walk*.go: one open handle per
+// folder, symlinks resolved through os.Root), the roots (roots.go: the
+// entry-key rule EntryKey, the plan of what to rescan, the worker pool),
+// an entry and what its scanners share (entry.go), the layout rules
+// (skills.go, agents.go), the per-entry cache that lets a rescan skip
+// unchanged files, parses and archives (cache.go), and the last-good rule
+// that keeps publishing a version whose files fail to scan (lastgood.go).
+// A rescan takes the previous Result (entries and store), never a
+// published snapshot, so scanning does not depend on publishing.
 //
 // It must not import internal/catalog, the document or HTTP packages, or
 // internal/reload; they build on it. It imports internal/item (the
-// domain model), internal/skill (front matter and problems) and
-// internal/content (digests, archives, the store).
+// domain model and its Kind), internal/skill (front matter and problems)
+// and internal/content (digests, archives, the store).
 package scan
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"runtime"
-	"strings"
-	"sync"
+	"os"
 	"sync/atomic"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
 )
 
-// entryJob is one top-level entry of a root to (re)scan: its key (a skill
-// folder's name, an agent's name) and the names in the root that claim it
-// (for agents, x.md and x/).
-type entryJob struct {
-	key    string
-	claims []string
+// ErrScanFailed wraps the reason a whole scan could not complete; the
+// caller keeps its previous snapshot.
+var ErrScanFailed = errors.New("scan failed")
+
+// Changes names the top-level entries of each root (skills/<name>,
+// agents/<name>.md or agents/<name>/) that may have changed since the
+// previous snapshot. A nil *Changes means unknown: everything is rescanned
+// (unchanged files still come from the cache).
+type Changes struct {
+	Skills map[string]bool
+	Agents map[string]bool // keyed by agent name: "x" for x.md and x/
 }
 
-// lookupClaims stats the names that claim job in the root, relative to
-// it, leaving out those gone since the root was listed. The plan lists
-// the root without stats, so the stats run on the scan's workers.
-func (t *treeRoot) lookupClaims(job entryJob) []entry {
-	entries := make([]entry, 0, len(job.claims))
-	for _, name := range job.claims {
-		e, err := t.lookup(t.top, name)
-		if !errors.Is(err, fs.ErrNotExist) {
-			entries = append(entries, e) // an error other than "gone" is the scan's to report
-		}
+// Input says what one scan reads and what it may reuse.
+type Input struct {
+	// SkillsDir and AgentsDir are the roots; "" means not configured.
+	SkillsDir, AgentsDir string
+	Limits               Limits
+	// Generation is the generation the scan's entries are stamped with.
+	Generation uint64
+	// Prev is the previous scan: where a partial scan starts from, and
+	// the source of last good versions. Nil on the first scan.
+	Prev *Result
+	// Changes names the entries to rescan on top of Prev; nil rescans
+	// every entry (unchanged files still come from Cache).
+	Changes *Changes
+	Cache   *Cache
+	// Progress, if set, counts the entries as they are scanned.
+	Progress *Progress
+}
+
+// Progress counts a scan's top-level entries while it runs, for a log of
+// how far a long scan has got: Total grows as each root is listed, Done
+// as each of its entries is scanned. Any goroutine may read it.
+type Progress struct{ done, total atomic.Int64 }
+
+// Counts returns the entries scanned so far and the entries of the roots
+// listed so far.
+func (p *Progress) Counts() (done, total int64) {
+	return p.done.Load(), p.total.Load()
+}
+
+// Add adds done entries scanned and total entries listed.
+func (p *Progress) Add(done, total int64) {
+	p.done.Add(done)
+	p.total.Add(total)
+}
+
+// Result is one completed scan: every entry of both roots, the items they
+// publish and the content store holding every blob those items serve.
+type Result struct {
+	SkillEntries map[string]*SkillEntry
+	AgentEntries map[string]*AgentEntry
+	Skills       []*item.Skill // sorted by name
+	Agents       []*item.Agent // sorted by name
+	Store        *content.Store
+	// Partial is true when the scan rescanned only RescannedSkills and
+	// RescannedAgents and reused every other entry of Prev.
+	Partial                          bool
+	RescannedSkills, RescannedAgents []string
+	// Rescanned counts entries scanned rather than reused; FileCacheHits
+	// and FileCacheMisses count files taken from the cache and files read.
+	Rescanned                      int
+	FileCacheHits, FileCacheMisses int
+}
+
+// Skill returns the named skill of the scan (a skill's entry key is its
+// name); r may be nil.
+func (r *Result) Skill(name string) (*item.Skill, bool) {
+	if r == nil {
+		return nil, false
 	}
-	return entries
+	sk := r.SkillEntries[name].Published()
+	return sk, sk != nil
 }
 
-// rootName is the name of the root an item of kind k is read from, as
-// the scan cache's keys use it.
-func rootName(k item.Kind) string {
-	if k == item.KindSubagent {
-		return "agents"
+// Agent returns the named sub-agent of the scan (an agent's entry key is
+// its name); r may be nil.
+func (r *Result) Agent(name string) (*item.Agent, bool) {
+	if r == nil {
+		return nil, false
 	}
-	return "skills"
+	a := r.AgentEntries[name].Published()
+	return a, a != nil
 }
 
-// EntryKey is the entry-key rule: which entry of the root of kind k the
-// top-level name belongs to. A skill's key is its folder name; a
-// sub-agent's is its name, claimed by both x.md and x/. ok is false for
-// names that are never entries (hidden files and folders). The file watch
-// attributes its events by the same rule.
-func EntryKey(k item.Kind, name string) (key string, ok bool) {
-	if isHidden(name) {
-		return "", false
+// Run scans the roots of in. Problems with individual items are data in
+// the entries; an error (wrapping ErrScanFailed) means the scan as a whole
+// failed (a root unreadable, ctx cancelled), and the cache is unchanged.
+func Run(ctx context.Context, in Input) (*Result, error) {
+	res := &Result{}
+	partial := in.Changes != nil && in.Prev != nil
+	// A partial scan lays its blobs over the previous store instead of
+	// copying it; once the overlay grows past an eighth of the store, in
+	// blobs or in bytes, a flat store is built again, dropping blobs
+	// nothing serves any more (a large file rewritten would otherwise
+	// keep every version it had).
+	flat := !partial || in.Prev.Store.OverlayLen() > in.Prev.Store.Len()/8 ||
+		in.Prev.Store.OverlayBytes() > in.Prev.Store.Bytes()/8
+	var blobs *content.Builder
+	if flat {
+		blobs = content.NewBuilder()
+	} else {
+		blobs = content.NewOverlay(in.Prev.Store)
 	}
-	if k == item.KindSubagent {
-		return strings.TrimSuffix(name, agentExt), true
+	in.Cache.begin()
+	var rescanned []string // cache keys of the entries scanned
+	base := func(t *treeRoot) scanBase {
+		return scanBase{t: t, lim: in.Limits, blobs: blobs, prev: in.Prev, generation: in.Generation}
 	}
-	return name, true
-}
-
-// candidates lists the top-level names that could claim key. Every .md
-// file directly in the agents root is an agent, README.md too (an error:
-// README is not a valid name), as docs/source-tree.md says.
-func candidates(k item.Kind, key string) []string {
-	if k == item.KindSubagent {
-		return []string{key + agentExt, key}
+	progress := in.Progress
+	if progress == nil {
+		progress = &Progress{}
 	}
-	return []string{key}
-}
+	skills := rootScan[*SkillEntry, *item.Skill]{kind: item.KindSkill, dir: in.SkillsDir, progress: progress,
+		scan: scanSkillEntry, item: (*SkillEntry).Published, name: func(s *item.Skill) string { return s.Name }}
+	agents := rootScan[*AgentEntry, *item.Agent]{kind: item.KindSubagent, dir: in.AgentsDir, progress: progress,
+		scan: scanAgentEntry, item: (*AgentEntry).Published, name: func(a *item.Agent) string { return a.Name }}
+	if in.Prev != nil {
+		skills.last, agents.last = in.Prev.SkillEntries, in.Prev.AgentEntries
+	}
+	if partial {
+		// A partial scan starts from the previous entries; a root with no
+		// changed names has none changed.
+		skills.prev, skills.prevItems, skills.changed = in.Prev.SkillEntries, in.Prev.Skills, orEmpty(in.Changes.Skills)
+		agents.prev, agents.prevItems, agents.changed = in.Prev.AgentEntries, in.Prev.Agents, orEmpty(in.Changes.Agents)
+	}
 
-func plan(k item.Kind) rootPlan {
-	return rootPlan{keyOf: func(name string) (string, bool) { return EntryKey(k, name) },
-		candidates: func(key string) []string { return candidates(k, key) }}
-}
-
-// rootPlan says how a root's entries map to keys.
-type rootPlan struct {
-	// keyOf maps a name in the root to its entry key; ok is false for
-	// names that are never entries (hidden files, notes).
-	keyOf func(name string) (key string, ok bool)
-	// candidates lists the names that could claim key.
-	candidates func(key string) []string
-}
-
-// plan lists the entries to scan. With changed == nil it lists the whole
-// root. Otherwise it looks up only the changed keys, without listing a
-// root that may hold tens of thousands of entries; a key none of whose
-// candidates exists any more has no claims, and is removed.
-func (p rootPlan) plan(t *treeRoot, changed map[string]bool) ([]entryJob, error) {
-	if changed == nil {
-		names, err := t.names(t.top)
+	if in.SkillsDir != "" {
+		r, err := skills.run(ctx, in.Cache, base)
 		if err != nil {
-			return nil, fmt.Errorf("read root %s: %w", t.display, err)
+			return nil, err
 		}
-		var jobs []entryJob
-		index := map[string]int{}
-		for _, name := range names {
-			key, ok := p.keyOf(name)
-			if !ok {
-				continue
-			}
-			if i, seen := index[key]; seen {
-				jobs[i].claims = append(jobs[i].claims, name)
-				continue
-			}
-			index[key] = len(jobs)
-			jobs = append(jobs, entryJob{key: key, claims: []string{name}})
+		res.SkillEntries, res.Skills, res.RescannedSkills = r.entries, r.items, r.keys
+		rescanned = append(rescanned, r.cacheKeys...)
+	}
+	if in.AgentsDir != "" {
+		r, err := agents.run(ctx, in.Cache, base)
+		if err != nil {
+			return nil, err
 		}
-		return jobs, nil
+		res.AgentEntries, res.Agents, res.RescannedAgents = r.entries, r.items, r.keys
+		rescanned = append(rescanned, r.cacheKeys...)
 	}
-	if _, err := t.root.Stat("."); err != nil {
-		return nil, fmt.Errorf("read root %s: %w", t.display, err)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrScanFailed, err)
 	}
-	jobs := make([]entryJob, 0, len(changed))
-	for key := range changed {
-		job := entryJob{key: key}
-		for _, name := range p.candidates(key) {
-			if k, ok := p.keyOf(name); !ok || k != key {
-				continue
-			}
-			if _, err := t.lookup(t.top, name); !errors.Is(err, fs.ErrNotExist) {
-				job.claims = append(job.claims, name) // an error other than "gone" is the scan's to report
+	if partial && flat {
+		// Entries reused from prev bring their blobs into the new flat store.
+		for _, e := range res.SkillEntries {
+			if e.Item != nil {
+				for _, v := range e.Item.Versions {
+					carry(blobs, in.Prev.Store, v)
+				}
 			}
 		}
-		jobs = append(jobs, job)
+		for _, e := range res.AgentEntries {
+			if e.Item != nil {
+				for _, v := range e.Item.Versions {
+					carry(blobs, in.Prev.Store, v)
+				}
+			}
+		}
 	}
-	return jobs, nil
+
+	res.Store = blobs.Store()
+	in.Cache.commit(!partial, rescanned)
+	res.Rescanned = len(rescanned)
+	res.Partial = partial
+	res.FileCacheHits, res.FileCacheMisses = int(in.Cache.hits.Load()), int(in.Cache.misses.Load())
+	return res, nil
 }
 
-// runJobs calls fn for every job, on as many goroutines as there are
-// cores. Scanning is mostly hashing, parsing and compressing, so it scales
-// with them. Workers take the next job from a shared counter, not a
-// channel: ten thousand small jobs would otherwise be ten thousand
-// hand-offs between goroutines.
-func runJobs(ctx context.Context, jobs []entryJob, fn func(i int, job entryJob)) error {
-	workers := min(runtime.GOMAXPROCS(0), len(jobs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(jobs) {
-					return
-				}
-				fn(i, jobs[i])
-			}
-		})
+// carry puts every blob of v that from holds into blobs: a version kept
+// from the previous scan brings its bytes into the new store.
+func carry(blobs *content.Builder, from *content.Store, v interface{ Blobs() []content.Digest }) {
+	for _, d := range v.Blobs() {
+		if b, ok := from.Get(d); ok {
+			blobs.PutDigested(d, b)
+		}
 	}
-	wg.Wait()
-	return ctx.Err()
+}
+
+// DirExists reports whether dir exists and is a directory.
+func DirExists(dir string) (bool, error) {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !info.IsDir():
+		return false, fmt.Errorf("%s is not a directory", dir)
+	}
+	return true, nil
 }

@@ -22,24 +22,6 @@ var textExts = map[string]bool{
 	".js": true, ".mjs": true, ".ts": true, ".html": true, ".css": true, ".xml": true,
 }
 
-// scanBase is what the scanners of one entry need: the root, the blob
-// builder of the store being built, the entry's cache, and the previous
-// scan for last good versions.
-type scanBase struct {
-	t          *treeRoot
-	lim        Limits
-	blobs      *content.Builder
-	ec         *entryScan
-	prev       *Result // nil on the first scan
-	generation uint64
-}
-
-// cachedRead is a fileReader through the entry's cache: a file whose stat
-// is unchanged is not read again.
-func (s *scanBase) cachedRead(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error) {
-	return s.ec.file(s.t.report(f.full), f.st, read, s.blobs.Get)
-}
-
 // skillScanner scans one top-level entry of the skills root.
 type skillScanner struct {
 	entryScanner[*item.SkillVersion]
