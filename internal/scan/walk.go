@@ -94,17 +94,12 @@ type stat struct {
 	dev, ino uint64
 }
 
-func (s stat) isDir() bool { return s.mode.IsDir() }
-
-func (s stat) isRegular() bool { return s.mode.IsRegular() }
-
-func (s stat) isSymlink() bool { return s.mode&fs.ModeSymlink != 0 }
-
+func (s stat) isDir() bool          { return s.mode.IsDir() }
+func (s stat) isRegular() bool      { return s.mode.IsRegular() }
+func (s stat) isSymlink() bool      { return s.mode&fs.ModeSymlink != 0 }
 func (s stat) sameFile(o stat) bool { return s.ino != 0 && s.dev == o.dev && s.ino == o.ino }
-
-func (s stat) executable() bool { return s.mode&0o111 != 0 }
-
-func (s stat) modNanos() int64 { return s.modTime.UnixNano() }
+func (s stat) executable() bool     { return s.mode&0o111 != 0 }
+func (s stat) modNanos() int64      { return s.modTime.UnixNano() }
 
 // dir is an open folder of the root.
 type dir struct {
