@@ -28,6 +28,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/export"
+	"github.com/skillserver/skillserver/internal/export/targettest"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 )
@@ -837,4 +838,11 @@ func readBytes(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestS3TargetContract: S3, through a real S3 server, keeps the contract
+// every export target keeps (internal/export/targettest), as the folder
+// and the file:// bucket do in internal/export's own tests.
+func TestS3TargetContract(t *testing.T) {
+	targettest.Run(t, startS3(t), targettest.Kind{Attributes: true})
 }
