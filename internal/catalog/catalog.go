@@ -361,18 +361,125 @@ func (c *Catalog) Retained(key ArtifactKey, d content.Digest) ([]byte, bool) {
 	return c.retain.artifact(key, d, c.opts.Now())
 }
 
-// RetainedBlob returns retained bytes by digest.
-func (c *Catalog) RetainedBlob(d content.Digest) ([]byte, bool) {
-	return c.retain.blob(d, c.opts.Now())
+// A View is how one reader sees a snapshot's feed: the scope, path
+// prefix and allow of its read token (feed.Feed.View). The zero View
+// sees the whole tree.
+type View struct {
+	Scope, Prefix string
+	Allow         func(item string) bool
 }
 
-// RetainedFile returns retained bytes d that an item allow lets through
-// (nil: any) published under the file name name, and the item a download
-// of them installs ("" when they install nothing): what a
-// content-addressed URL of a replaced artifact answers for the retention
-// window.
-func (c *Catalog) RetainedFile(d content.Digest, name string, allow func(item string) bool) ([]byte, string, bool) {
-	return c.retain.file(d, name, allow, c.opts.Now())
+// Of is f as v sees it.
+func (v View) Of(f *feed.Feed) *feed.Feed { return f.View(v.Scope, v.Prefix, v.Allow) }
+
+// Asks is what a Lookup names.
+type Asks uint8
+
+const (
+	AsksBlob     Asks = iota // Digest, by digest alone
+	AsksFile                 // Digest published as the file Name (feed.ArtifactPath)
+	AsksPinned               // Digest where Key points (a ?digest= URL), which snap serves as Served
+	AsksDocument             // the document Doc at Base
+)
+
+// A Lookup is what a request asks Locate for, as View sees the tree.
+type Lookup struct {
+	Asks   Asks
+	View   View
+	Digest content.Digest
+	Name   string
+	// Key is the artifact a pinned URL names (zero for one retention
+	// does not key, such as a latest-version path); Served is the digest
+	// snap serves there ("" for none).
+	Key    ArtifactKey
+	Served content.Digest
+	Doc    feed.DocKey
+	Base   feed.Base
+}
+
+// Found is what Locate found: the bytes, or the document of AsksDocument,
+// and for AsksFile the item a download of the file installs ("" for none).
+type Found struct {
+	Body    []byte
+	Doc     *feed.Document
+	Install string
+}
+
+// Locate answers where what q asks for is now: in snap, the snapshot the
+// request began on (nil: Current), else in a snapshot retired within the
+// retention window, newest first, else in retention. A document of a
+// Retainable kind is looked for in the retired snapshots (a client
+// walking the tree across a reload finishes the walk it began); retention
+// keeps none. A file is looked for in each snapshot whose view publishes
+// it, then in retention where an item of the view published it. Pinned
+// bytes come from snap when it serves them there, else from retention by
+// key; by digest alone, from snap when the view holds a file of them, else,
+// for a view of the whole tree, from retention (a scoped view has no items
+// left to check them against). The retired snapshots are not asked for
+// either: what one holds that snap does not, retention keeps as long.
+func (c *Catalog) Locate(snap *Snapshot, q Lookup) (Found, bool) {
+	if snap == nil {
+		if snap = c.Current(); snap == nil {
+			return Found{}, false
+		}
+	}
+	switch q.Asks {
+	case AsksDocument:
+		if doc, ok := q.View.Of(snap.Feed()).Document(q.Base, q.Doc); ok || !q.Doc.Kind.Retainable() {
+			return Found{Doc: doc}, ok
+		}
+		for _, old := range c.Retired() {
+			if doc, ok := q.View.Of(old.Feed()).Document(q.Base, q.Doc); ok {
+				return Found{Doc: doc}, true
+			}
+		}
+	case AsksFile:
+		f := q.View.Of(snap.Feed())
+		if found, ok := publishedFile(f, snap, q); ok {
+			return found, true
+		}
+		for _, old := range c.Retired() {
+			if found, ok := publishedFile(q.View.Of(old.Feed()), old, q); ok {
+				return found, true
+			}
+		}
+		var allow func(string) bool
+		if f.Scoped() {
+			allow = f.Allows
+		}
+		if b, install, ok := c.retain.file(q.Digest, q.Name, allow, c.opts.Now()); ok {
+			return Found{Body: b, Install: install}, true
+		}
+	case AsksPinned:
+		if q.Digest == q.Served {
+			b, ok := snap.Store.Get(q.Digest)
+			return Found{Body: b}, ok
+		}
+		if q.Key != (ArtifactKey{}) {
+			b, ok := c.retain.artifact(q.Key, q.Digest, c.opts.Now())
+			return Found{Body: b}, ok
+		}
+	case AsksBlob:
+		f := q.View.Of(snap.Feed())
+		if b, ok := snap.Store.Get(q.Digest); ok {
+			return Found{Body: b}, f.HasBlob(q.Digest)
+		}
+		if !f.Scoped() {
+			b, ok := c.retain.blob(q.Digest, c.opts.Now())
+			return Found{Body: b}, ok
+		}
+	}
+	return Found{}, false
+}
+
+// publishedFile is q's file where the view f of s publishes it.
+func publishedFile(f *feed.Feed, s *Snapshot, q Lookup) (Found, bool) {
+	file, ok := f.ArtifactFile(q.Digest, q.Name)
+	if !ok {
+		return Found{}, false
+	}
+	b, ok := s.Store.Get(q.Digest)
+	return Found{Body: b, Install: file.Install}, ok
 }
 
 // Retired returns snapshots retired within the retention window, newest

@@ -3,6 +3,7 @@ package catalog
 import (
 	"crypto/rand"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/scan"
 )
@@ -176,4 +178,107 @@ func resourceDigests(v *item.SkillVersion) []content.Digest {
 		out = append(out, r.Digest)
 	}
 	return out
+}
+
+// TestLocate: Locate looks in the snapshot a request began on, then in
+// the retired snapshots, newest first, then in retention, each as the
+// lookup asks and as its view sees the tree, and nowhere past the window.
+func TestLocate(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "SKILL.md"), "---\nname: a\ndescription: d\nversion: 1.0.0\n---\n", 0o644)
+	writeFile(t, filepath.Join(root, "a", "ref.md"), "one", 0o644)
+	writeFile(t, filepath.Join(root, "b", "SKILL.md"), skillMD("b"), 0o644)
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: 10 * time.Minute, Now: clock.Now})
+	a1, _ := c.Current().Skill("a")
+	b, _ := c.Current().Skill("b")
+	ver := a1.Latest.Version
+	oldRef, oldZip := a1.Latest.Resources[0].Digest, a1.Latest.Archive
+	oldZipBytes, _ := c.Current().Store.Get(oldZip)
+	base := feed.Base{URL: "https://skills.example.com"}
+	versionDoc := feed.DocKey{Kind: feed.DocSkillVersion, Name: "a", Version: ver}
+	apiDoc := feed.DocKey{Kind: feed.DocAPISkillVersion, Name: "a", Version: ver}
+	onlyA := View{Scope: "a", Allow: func(n string) bool { return n == "a" }}
+	onlyB := View{Scope: "b", Allow: func(n string) bool { return n == "b" }}
+	docOf := func(s *Snapshot) []byte {
+		d, ok := s.Feed().Document(base, versionDoc)
+		if !ok {
+			t.Fatal("no version document")
+		}
+		return d.Body
+	}
+	check := func(what string, q Lookup, want string, found bool) Found {
+		t.Helper()
+		got, ok := c.Locate(nil, q)
+		switch {
+		case ok != found:
+			t.Errorf("%s: found %v, want %v", what, ok, found)
+		case ok && q.Asks != AsksDocument && string(got.Body) != want:
+			t.Errorf("%s: %q, want %q", what, got.Body, want)
+		case ok && q.Asks == AsksDocument && string(got.Doc.Body) != want:
+			t.Errorf("%s: document\n%s\nwant\n%s", what, got.Doc.Body, want)
+		}
+		return got
+	}
+
+	// The same version edited in place twice: the current snapshot's
+	// document wins, the retired ones serve the files it no longer has.
+	writeFile(t, filepath.Join(root, "a", "ref.md"), "two", 0o644)
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "a", "ref.md"), "three", 0o644)
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	last := c.Current()
+	check("current document", Lookup{Asks: AsksDocument, Doc: versionDoc, Base: base}, string(docOf(last)), true)
+	check("retired file", Lookup{Asks: AsksFile, Digest: oldRef, Name: "ref.md"}, "one", true)
+	if got := check("retired archive", Lookup{Asks: AsksFile, Digest: oldZip, Name: "archive.zip"}, string(oldZipBytes), true); got.Install != "a" {
+		t.Errorf("retired archive installs %q, want a", got.Install)
+	}
+	check("retired file, other name", Lookup{Asks: AsksFile, Digest: oldRef, Name: "other.md"}, "", false)
+	check("retired file, other item's view", Lookup{Asks: AsksFile, View: onlyB, Digest: oldRef, Name: "ref.md"}, "", false)
+	check("retired file, its item's view", Lookup{Asks: AsksFile, View: onlyA, Digest: oldRef, Name: "ref.md"}, "one", true)
+
+	// The skill removed: its documents answer from the newest retired
+	// snapshot, and only those of a kind a walk of the tree reaches.
+	if err := os.RemoveAll(filepath.Join(root, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	check("newest retired document", Lookup{Asks: AsksDocument, Doc: versionDoc, Base: base}, string(docOf(last)), true)
+	check("document of a kind not retained", Lookup{Asks: AsksDocument, Doc: apiDoc, Base: base}, "", false)
+
+	// Retired snapshots gone (dropped for the byte bound, say): retention
+	// answers for the window.
+	c.retain.mu.Lock()
+	for len(c.retain.snapshots) > 0 {
+		c.retain.dropSnapshot(0)
+	}
+	c.retain.mu.Unlock()
+	check("document without retired snapshots", Lookup{Asks: AsksDocument, Doc: versionDoc, Base: base}, "", false)
+	check("retained file", Lookup{Asks: AsksFile, Digest: oldRef, Name: "ref.md"}, "one", true)
+	if got := check("retained archive", Lookup{Asks: AsksFile, Digest: oldZip, Name: "archive.zip"}, string(oldZipBytes), true); got.Install != "a" {
+		t.Errorf("retained archive installs %q, want a", got.Install)
+	}
+	check("retained file, other item's view", Lookup{Asks: AsksFile, View: onlyB, Digest: oldRef, Name: "ref.md"}, "", false)
+	check("retained file, its item's view", Lookup{Asks: AsksFile, View: onlyA, Digest: oldRef, Name: "ref.md"}, "one", true)
+	refKey := ArtifactKey{Name: "a", Version: ver, File: "ref.md"}
+	check("pinned, retained", Lookup{Asks: AsksPinned, Digest: oldRef, Key: refKey}, "one", true)
+	check("pinned, no key", Lookup{Asks: AsksPinned, Digest: oldRef}, "", false)
+	check("pinned, another key", Lookup{Asks: AsksPinned, Digest: oldRef, Key: ArtifactKey{Name: "a", Version: ver, File: "x.md"}}, "", false)
+	check("pinned, served now", Lookup{Asks: AsksPinned, Digest: b.Latest.SkillMD, Served: b.Latest.SkillMD}, skillMD("b"), true)
+	check("blob, retained", Lookup{Asks: AsksBlob, Digest: oldRef}, "one", true)
+	check("blob, retained, scoped view", Lookup{Asks: AsksBlob, View: onlyA, Digest: oldRef}, "", false)
+	check("blob, current", Lookup{Asks: AsksBlob, Digest: b.Latest.SkillMD}, skillMD("b"), true)
+	check("blob, current, its item's view", Lookup{Asks: AsksBlob, View: onlyB, Digest: b.Latest.SkillMD}, skillMD("b"), true)
+	check("blob, current, other item's view", Lookup{Asks: AsksBlob, View: onlyA, Digest: b.Latest.SkillMD}, "", false)
+
+	clock.Advance(11 * time.Minute)
+	check("file past the window", Lookup{Asks: AsksFile, Digest: oldRef, Name: "ref.md"}, "", false)
+	check("pinned past the window", Lookup{Asks: AsksPinned, Digest: oldRef, Key: refKey}, "", false)
+	check("blob past the window", Lookup{Asks: AsksBlob, Digest: oldRef}, "", false)
 }

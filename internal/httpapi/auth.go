@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skillserver/skillserver/internal/access"
+	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
 )
 
@@ -155,12 +156,16 @@ func (s *Server) redactedPath(r *http.Request) string {
 }
 
 // view is the feed f as the request's read token sees it.
-func view(r *http.Request, f *feed.Feed) *feed.Feed {
+func view(r *http.Request, f *feed.Feed) *feed.Feed { return readerView(r).Of(f) }
+
+// readerView is how the request's read token sees a snapshot (view), for
+// the catalogue's lookups; the zero View without one.
+func readerView(r *http.Request) catalog.View {
 	g, ok := r.Context().Value(grantKey{}).(grant)
 	if !ok {
-		return f
+		return catalog.View{}
 	}
-	return f.View(g.token.Scope(), g.prefix, g.token.Allows)
+	return catalog.View{Scope: g.token.Scope(), Prefix: g.prefix, Allow: g.token.Allows}
 }
 
 // tokenPrefix is the path prefix of the request's token ("" for none).

@@ -77,25 +77,18 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			return
 		}
 		key, ok := resolve(r)
-		var doc *feed.Document
+		var found catalog.Found
 		if ok {
-			doc, ok = view(r, snap.Feed()).Document(base, key)
 			// A client that began walking the tree before a reload may
-			// follow an href the new snapshot no longer has; let it finish
-			// from the snapshot it started on.
-			if !ok && key.Kind.Retainable() {
-				for _, old := range s.cat.Retired() {
-					if doc, ok = view(r, old.Feed()).Document(base, key); ok {
-						break
-					}
-				}
-			}
+			// follow an href the new snapshot no longer has: it finishes
+			// from the snapshot it started on (Locate).
+			found, ok = s.cat.Locate(snap, catalog.Lookup{Asks: catalog.AsksDocument, View: readerView(r), Doc: key, Base: base})
 		}
 		if !ok {
 			s.fail(w, r, fmt.Errorf("%w: no document at %s", errNotFound, r.URL.Path))
 			return
 		}
-		s.serveDocument(w, r, doc, jsonContentTypes)
+		s.serveDocument(w, r, found.Doc, jsonContentTypes)
 	}
 }
 
@@ -253,18 +246,12 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 	}
 	// A scoped reader gets only the blobs of its own items, and none that
 	// only retention still holds: those have no items left to check.
-	f := view(r, snap.Feed())
-	b, ok := snap.Store.Get(d)
-	if ok {
-		ok = f.HasBlob(d)
-	} else if !f.Scoped() {
-		b, ok = s.cat.RetainedBlob(d)
-	}
+	found, ok := s.cat.Locate(snap, catalog.Lookup{Asks: catalog.AsksBlob, View: readerView(r), Digest: d})
 	if !ok {
 		s.fail(w, r, fmt.Errorf("%w: no blob %s", errNotFound, d))
 		return
 	}
-	s.writeArtifact(w, r, b, d, octetStream, cacheImmutables, "")
+	s.writeArtifact(w, r, found.Body, d, octetStream, cacheImmutables, "")
 }
 
 // handleBlobFile serves a content-addressed file (feed.ArtifactPath): the
@@ -285,38 +272,14 @@ func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: no such file", errNotFound))
 		return
 	}
-	var body []byte
-	f := view(r, snap.Feed())
-	file, found := f.ArtifactFile(d, name)
-	if found {
-		body, found = snap.Store.Get(d)
-	}
-	if !found {
-		for _, old := range s.cat.Retired() {
-			if file, found = view(r, old.Feed()).ArtifactFile(d, name); found {
-				if body, found = old.Store.Get(d); found {
-					break
-				}
-			}
-		}
-	}
-	if !found {
-		// Replaced bytes retention still holds, though the snapshots
-		// that published them are gone: the same window as ?digest=.
-		var allow func(string) bool
-		if f.Scoped() {
-			allow = f.Allows
-		}
-		var install string
-		if body, install, found = s.cat.RetainedFile(d, name, allow); found {
-			file = feed.ArtifactFile{Digest: d, Name: name, Install: install}
-		}
-	}
-	if !found {
+	// A file a reload replaced answers from a retired snapshot that
+	// published it, or from retention: the same window as ?digest=.
+	found, ok := s.cat.Locate(snap, catalog.Lookup{Asks: catalog.AsksFile, View: readerView(r), Digest: d, Name: name})
+	if !ok {
 		s.fail(w, r, fmt.Errorf("%w: no file %q with digest %s", errNotFound, name, d))
 		return
 	}
-	s.writeArtifact(w, r, body, d, contentTypeOf(file.Name), cacheImmutables, file.Install)
+	s.writeArtifact(w, r, found.Body, d, contentTypeOf(name), cacheImmutables, found.Install)
 }
 
 // artifactKey is k, or no key when the view f does not hold k's item:
@@ -343,16 +306,13 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			s.fail(w, r, fmt.Errorf("%w: digest parameter: %w", errBadRequest, err))
 			return
 		}
-		if want == a.digest {
-			body, ok = snap.Store.Get(want)
-		} else if a.key != (catalog.ArtifactKey{}) {
-			body, ok = s.cat.Retained(a.key, want)
-		}
+		var found catalog.Found
+		found, ok = s.cat.Locate(snap, catalog.Lookup{Asks: catalog.AsksPinned, Digest: want, Key: a.key, Served: a.digest})
 		if !ok {
 			s.fail(w, r, fmt.Errorf("%w: %s is not served here (any more)", errNotFound, want))
 			return
 		}
-		a.digest = want
+		body, a.digest = found.Body, want
 		cache = cacheImmutables
 	} else {
 		if a.digest == "" {

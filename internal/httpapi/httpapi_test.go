@@ -374,12 +374,9 @@ func TestBaseURLFromRequest(t *testing.T) {
 
 type nilSnapshots struct{}
 
-func (nilSnapshots) Current() *catalog.Snapshot                                  { return nil }
-func (nilSnapshots) Retired() []*catalog.Snapshot                                { return nil }
-func (nilSnapshots) Retained(catalog.ArtifactKey, content.Digest) ([]byte, bool) { return nil, false }
-func (nilSnapshots) RetainedBlob(content.Digest) ([]byte, bool)                  { return nil, false }
-func (nilSnapshots) RetainedFile(content.Digest, string, func(string) bool) ([]byte, string, bool) {
-	return nil, "", false
+func (nilSnapshots) Current() *catalog.Snapshot { return nil }
+func (nilSnapshots) Locate(*catalog.Snapshot, catalog.Lookup) (catalog.Found, bool) {
+	return catalog.Found{}, false
 }
 
 func TestNotReady(t *testing.T) {

@@ -20,7 +20,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skillserver/skillserver/internal/catalog"
-	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/page"
 )
@@ -33,20 +32,13 @@ const (
 )
 
 // Snapshots is what handlers need from the catalogue: the current
-// snapshot, and what recent reloads retired (catalog.Catalog).
+// snapshot, and where the bytes or document a request asks for are now
+// (catalog.Catalog).
 type Snapshots interface {
 	Current() *catalog.Snapshot
-	// Retired lists snapshots retired within the retention window, newest
-	// first.
-	Retired() []*catalog.Snapshot
-	// Retained returns bytes a pinned artifact key served before a reload.
-	Retained(key catalog.ArtifactKey, d content.Digest) ([]byte, bool)
-	// RetainedBlob returns retained bytes by digest.
-	RetainedBlob(d content.Digest) ([]byte, bool)
-	// RetainedFile returns retained bytes d that an item allow lets
-	// through (nil: any) published under the file name name, and the
-	// item a download of them installs ("" when none).
-	RetainedFile(d content.Digest, name string, allow func(item string) bool) ([]byte, string, bool)
+	// Locate looks in snap, then in the snapshots retired within the
+	// retention window, then in retention (catalog.Catalog.Locate).
+	Locate(snap *catalog.Snapshot, q catalog.Lookup) (catalog.Found, bool)
 }
 
 // BuildInfo describes the running binary.
