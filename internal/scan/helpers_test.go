@@ -1,17 +1,21 @@
 package scan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// scanned is one scan as the walker's tests look at it.
+// scanned is one scan as the tests look at it.
 type scanned struct {
 	*Result
-	Problems []skill.Problem // every entry's
+	// Problems are every entry's, sorted by path, then rule and message
+	// (the order a snapshot lists them in).
+	Problems []skill.Problem
 }
 
 // scanTree scans in from an empty cache, as generation 1.
@@ -29,6 +33,12 @@ func scanTree(t *testing.T, in Input) scanned {
 	for _, e := range r.AgentEntries {
 		s.Problems = append(s.Problems, e.Problems...)
 	}
+	slices.SortStableFunc(s.Problems, func(a, b skill.Problem) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Rule+a.Message, b.Rule+b.Message)
+	})
 	return s
 }
 
@@ -36,12 +46,28 @@ var writeFile = fixture.WriteFile
 
 var skillMD = fixture.SkillMD
 
+var symlink = fixture.Symlink
+
+var agentMD = fixture.AgentMD
+
 func problemsUnder(snap scanned, prefix, rule string) []skill.Problem {
 	var out []skill.Problem
 	for _, p := range snap.Problems {
 		if strings.HasPrefix(p.Path, prefix) && p.Rule == rule {
 			out = append(out, p)
 		}
+	}
+	return out
+}
+
+// versionsOf lists the versions of it, newest first; none for a nil item.
+func versionsOf[V item.Version](it *item.Item[V]) []string {
+	if it == nil {
+		return nil
+	}
+	var out []string
+	for _, v := range it.Versions {
+		out = append(out, v.Info().Version)
 	}
 	return out
 }
