@@ -80,7 +80,7 @@ func newRootCmd(getenv func(string) string) *cobra.Command {
 	root.AddCommand(
 		newServeCmd(c),
 		newValidateCmd(c),
-		newExportCmd(c),
+		delegateBuckets(c, newExportCmd(c)),
 		newVersionCmd(),
 		newHealthcheckCmd(c),
 		newCheckCmd(),
