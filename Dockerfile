@@ -1,12 +1,16 @@
-# skillserver container image: the static binary and two empty mount
+# skillserver container image: the static binaries and two empty mount
 # points, on scratch. Build it with `make docker`, which cross-compiles
-# bin/linux-ARCH/skillserver for each platform and makes bin/image-root/
-# first; this file does not compile or run anything, so it needs no base
+# bin/linux-ARCH/skillserver and skillserver-export for each platform and
+# makes bin/image-root/ first; this file does not compile or run anything, so it needs no base
 # image, no network and no emulation for a foreign architecture.
 # TARGETARCH is set by the builder from --platform.
 #
 # The image holds only:
-#   /skillserver            the binary (entrypoint)
+#   /skillserver            the binary (entrypoint), built without the
+#                           bucket drivers: serve and the healthcheck
+#                           start in half the memory
+#   /skillserver-export     the full build, which `skillserver export`
+#                           runs for an s3://, gs:// or azblob:// --out
 #   /skills, /agents        empty directories owned by 65532:65532, the
 #                           default roots; mount the real trees over them
 # There is no shell, no /etc/passwd, no CA bundle and no /tmp: skillserver
@@ -30,7 +34,7 @@ LABEL org.opencontainers.image.title="skillserver" \
 
 COPY --chown=65532:65532 bin/image-root/ /
 ARG TARGETARCH
-COPY bin/linux-${TARGETARCH}/skillserver /skillserver
+COPY bin/linux-${TARGETARCH}/skillserver bin/linux-${TARGETARCH}/skillserver-export /
 
 USER 65532:65532
 ENV SKILLSERVER_SKILLS=/skills \
