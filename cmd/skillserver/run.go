@@ -28,6 +28,7 @@ import (
 	"github.com/skillserver/skillserver/internal/scan"
 	"github.com/skillserver/skillserver/internal/skill"
 	"github.com/skillserver/skillserver/internal/throttle"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 // source turns the configured directories into a catalog.Source: a missing
@@ -69,7 +70,7 @@ func source(cfg *config.Config) (catalog.Source, error) {
 // newLogger returns the logger of cfg writing to w, through a logWriter
 // unless log_buffer_bytes is 0, and the request log's encoder of the same
 // lines on the same output; close writes out what it holds.
-func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, requests *httpapi.RequestLog, close func()) {
+func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, requests *transport.RequestLog, close func()) {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.LogLevel)) // validated by config
 	opts := &slog.HandlerOptions{Level: level}
@@ -85,7 +86,7 @@ func newLogger(cfg *config.Config, w io.Writer) (log *slog.Logger, requests *htt
 		lw := newLogWriter(w, cfg.LogBufferBytes)
 		w, close = lw, func() { _ = lw.Close() }
 	}
-	requests = &httpapi.RequestLog{Out: w, Text: format == "text"}
+	requests = &transport.RequestLog{Out: w, Text: format == "text"}
 	if requests.Text {
 		return slog.New(slog.NewTextHandler(w, opts)), requests, close
 	}
@@ -166,7 +167,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	limits := httpapi.ConnLimits{
+	limits := transport.ConnLimits{
 		MaxConns:          maxConnections(cfg.MaxConnections, fdHeadroom(cfg)),
 		ReadHeaderTimeout: cfg.ReadHeaderTO,
 		IdleTimeout:       cfg.IdleTimeout,
@@ -174,7 +175,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		Evicted:           m.ObserveEviction,
 		TransferEncoded:   m.ObserveTransferEncoded,
 	}
-	httpServer, ln := httpapi.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+	httpServer, ln := transport.NewHTTPServer(api, ln, limits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 	// Requests must not see the shutdown signal: they keep working
 	// through shutdown_delay and the drain.
 	httpServer.BaseContext = func(net.Listener) context.Context { return runCtx }
@@ -204,7 +205,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		// maxConnections leaves.
 		metricsLimits := limits
 		metricsLimits.MaxConns = min(cfg.MetricsMaxConns, limits.MaxConns)
-		metricsServer, mln := httpapi.NewHTTPServer(mux, mln, metricsLimits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
+		metricsServer, mln := transport.NewHTTPServer(mux, mln, metricsLimits, slog.NewLogLogger(log.Handler(), slog.LevelWarn))
 		go func() { serveErr <- metricsServer.Serve(mln) }()
 		defer metricsServer.Close()
 		log.Info("metrics listening", "addr", mln.Addr().String())

@@ -56,7 +56,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 	snap, err := s.opts.Reloader.ReloadNow(r.Context())
 	if err != nil {
 		if r.Context().Err() != nil {
-			return // the client went away; observe logs statusClientClosed
+			return // the client went away; logged as transport.StatusClientClosed
 		}
 		// The catalogue or the reloader logged the failure where it
 		// happened; the request line logs the 503.

@@ -10,6 +10,7 @@ import (
 	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 // ReadTokens is the read tokens in force (*access.File); the set may be
@@ -80,9 +81,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.refuse(w, r, "unknown", errBadReadToken)
 			return
 		}
-		if sw := requestState(w); sw != nil {
-			sw.token = tok.Name
-		}
+		transport.SetToken(w, tok.Name)
 		g := grant{token: tok}
 		if pathForm {
 			g.prefix = TokenPrefix + secret

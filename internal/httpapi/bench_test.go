@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 // discardWriter is a ResponseWriter that keeps nothing, so the benchmark
@@ -19,14 +20,14 @@ func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *discardWriter) WriteHeader(int)             {}
 
-// SetWriteDeadline succeeds, as on a connection (sendDeadline).
+// SetWriteDeadline succeeds, as on a connection (transport.SendDeadline).
 func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
 
 // countingObserver stands in for the metrics: it binds per route, as
 // metrics.Metrics does, and counts.
 type countingObserver struct{ n int }
 
-func (o *countingObserver) ForRoute(string) RequestObserver {
+func (o *countingObserver) ForRoute(string) transport.RequestObserver {
 	return func(string, int, time.Duration) { o.n++ }
 }
 func (o *countingObserver) ObserveRequest(string, string, int, time.Duration) { o.n++ }
@@ -39,9 +40,9 @@ func (o *countingObserver) ObserveRefusal(string)                             {}
 // work. Profile it with -cpuprofile; scripts/bench-serve.sh measures the
 // whole against nginx.
 func BenchmarkServe(b *testing.B) {
-	s, snap := newTestServer(b, Options{WriteStallTimeout: 30 * time.Second, Observer: &countingObserver{}})
-	s.log = slog.New(slog.NewJSONHandler(io.Discard, nil))
-	s.opts.RequestLog = &RequestLog{Out: io.Discard} // as serve sets it
+	s, snap := newTestServerLog(b, Options{WriteStallTimeout: 30 * time.Second, Observer: &countingObserver{},
+		RequestLog: &transport.RequestLog{Out: io.Discard}}, // as serve sets it
+		slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	index := feed.DocKey{Kind: feed.DocRFCIndex}.Path()
 	sk := snap.Skills[0]
 	for _, bc := range []struct {

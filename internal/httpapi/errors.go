@@ -2,9 +2,10 @@ package httpapi
 
 import (
 	"errors"
-	"github.com/skillserver/skillserver/internal/feed"
 	"net/http"
 	"strconv"
+
+	"github.com/skillserver/skillserver/internal/feed"
 )
 
 // Errors handlers return; errorTable maps them to statuses and codes.
@@ -74,38 +75,14 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 	_, _ = w.Write(b)
 }
 
-// jsonErrorWriter turns error statuses written by http.ServeContent (416,
-// 412) into JSON error bodies, and discards ServeContent's plain-text body.
-type jsonErrorWriter struct {
-	http.ResponseWriter
-	size   int // of the whole body
-	failed bool
-}
-
-func (w *jsonErrorWriter) WriteHeader(status int) {
-	// ServeContent leaves Content-Length out of a whole encoded body (it
-	// guards against compressing writers); net/http then counts a GET's
-	// bytes but cannot count a HEAD's, and the two differed.
-	if h := w.Header(); status == http.StatusOK && h.Get("Content-Length") == "" {
-		h.Set("Content-Length", strconv.Itoa(w.size))
+// serveContentError answers an error status http.ServeContent chose
+// (416, 412) as the JSON of every error (transport.Bytes).
+func serveContentError(w http.ResponseWriter, status int) {
+	code := "bad_request"
+	if status == http.StatusRequestedRangeNotSatisfiable {
+		code = "range_not_satisfiable"
+	} else if status == http.StatusPreconditionFailed {
+		code = "precondition_failed"
 	}
-	if status >= 400 && !w.failed {
-		w.failed = true
-		code := "bad_request"
-		if status == http.StatusRequestedRangeNotSatisfiable {
-			code = "range_not_satisfiable"
-		} else if status == http.StatusPreconditionFailed {
-			code = "precondition_failed"
-		}
-		writeError(w.ResponseWriter, status, code, http.StatusText(status))
-		return
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *jsonErrorWriter) Write(b []byte) (int, error) {
-	if w.failed {
-		return len(b), nil
-	}
-	return w.ResponseWriter.Write(b)
+	writeError(w, status, code, http.StatusText(status))
 }

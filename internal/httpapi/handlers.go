@@ -1,16 +1,13 @@
 package httpapi
 
 import (
-	"bytes"
 	"fmt"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -20,6 +17,7 @@ import (
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/provenance"
 	"github.com/skillserver/skillserver/internal/skill"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 // snapshot returns the current snapshot, or answers 503 and returns nil
@@ -111,7 +109,7 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request, doc *feed
 			h["Content-Encoding"] = gzipEncoding
 		}
 	}
-	h["Etag"] = headerValue(w, slotETag, digest.ETag())
+	h["Etag"] = transport.ETagValue(w, digest.ETag())
 	s.serveBytes(w, r, body)
 }
 
@@ -300,7 +298,7 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 	var body []byte
 	var ok bool
 	var cache []string
-	if q, pinned := query(w, r)["digest"]; pinned {
+	if q, pinned := transport.Query(w, r)["digest"]; pinned {
 		want, err := content.ParseDigest(q[0])
 		if err != nil {
 			s.fail(w, r, fmt.Errorf("%w: digest parameter: %w", errBadRequest, err))
@@ -338,13 +336,11 @@ func (s *Server) writeArtifact(w http.ResponseWriter, r *http.Request, body []by
 	h := w.Header()
 	h["Cache-Control"] = cacheControl
 	h["Content-Type"] = contentType
-	h["Etag"] = headerValue(w, slotETag, d.ETag())
+	h["Etag"] = transport.ETagValue(w, d.ETag())
 	setArtifactSecurity(h)
 	s.serveBytes(w, r, body)
-	if install != "" && r.Method == http.MethodGet {
-		if sw := requestState(w); sw != nil && sw.status == http.StatusOK {
-			s.installs.add(install)
-		}
+	if install != "" && r.Method == http.MethodGet && transport.Status(w) == http.StatusOK {
+		s.installs.add(install)
 	}
 }
 
@@ -375,194 +371,11 @@ func setArtifactSecurity(h http.Header) {
 	h["Content-Security-Policy"] = sandboxed
 }
 
-// serveBytes answers with b under http.ServeContent's semantics
-// (If-None-Match, Range, HEAD), its error statuses as JSON. The usual
-// request, a GET or HEAD with at most If-None-Match, is answered here:
-// a 304, or the headers and the whole body in one Write (ServeContent
-// copies through a 32 KiB buffer, a write system call each). Range and
-// the rarer preconditions (If-Match, If-Unmodified-Since, If-Range) go
-// to ServeContent. If-Modified-Since needs no case: these bytes have no
-// modification time, so ServeContent ignores it too.
+// serveBytes answers with b, its ETag set, under http.ServeContent's
+// semantics (If-None-Match, Range, HEAD), its error statuses as JSON
+// (transport.Bytes).
 func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
-	if fastPath(r) {
-		writeBytes(w, r, b)
-		return
-	}
-	if h := r.Header.Get("Range"); h != "" {
-		if fixed := rangeHeader(h, len(b), s.opts.MaxRanges); fixed != h {
-			r2 := *r
-			r2.Header = r.Header.Clone()
-			if fixed == "" {
-				r2.Header.Del("Range")
-			} else {
-				r2.Header.Set("Range", fixed)
-			}
-			r = &r2
-		}
-	}
-	http.ServeContent(&jsonErrorWriter{ResponseWriter: w, size: len(b)}, r, "", time.Time{}, bytes.NewReader(b))
-}
-
-// fastPath reports whether writeBytes answers r as ServeContent would.
-// The header map is indexed directly: its keys are canonical, and this
-// runs on every artifact and document request.
-func fastPath(r *http.Request) bool {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return false
-	}
-	h := r.Header
-	return len(h["Range"]) == 0 && len(h["If-Match"]) == 0 && len(h["If-Unmodified-Since"]) == 0 && len(h["If-Range"]) == 0
-}
-
-// writeBytes answers a fastPath request with b and the ETag already set:
-// 304 when If-None-Match names it (or is "*"), with the headers
-// ServeContent removes from a 304; else 200 with Content-Length and the
-// whole body at once.
-func writeBytes(w http.ResponseWriter, r *http.Request, b []byte) {
-	h := w.Header()
-	if inm := r.Header["If-None-Match"]; len(inm) > 0 && noneMatchFails(inm[0], h["Etag"]) {
-		delete(h, "Content-Type")
-		delete(h, "Content-Length")
-		delete(h, "Content-Encoding")
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	h["Accept-Ranges"] = acceptRangesBytes
-	h["Content-Length"] = headerValue(w, slotContentLength, strconv.Itoa(len(b)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		writeWhole(w, r, b)
-	}
-}
-
-// writeWhole writes b, the whole body, and flushes it with the headers
-// in one write system call where the connection allows
-// (trackedConn.cork): a writev of both for a body larger than heldMax.
-// A body over sendChunk is one write per chunk, the first with the
-// headers.
-func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
-	var tc *trackedConn
-	var f http.Flusher
-	if len(b) >= corkMin {
-		tc, _ = r.Context().Value(connKey{}).(*trackedConn)
-		f, _ = beneath[http.Flusher](w)
-	}
-	if tc == nil || f == nil {
-		_, _ = w.Write(b)
-		return
-	}
-	tc.cork()
-	// Uncorked whatever happens, a panic included: a connection left
-	// corked would keep the next answer back. After the uncork below this
-	// sends nothing.
-	defer func() { _ = tc.uncork() }()
-	if _, err := w.Write(b); err != nil {
-		return // the connection failed; net/http closes it
-	}
-	f.Flush()
-	// The last bytes kept back go out here: a client that stopped reading
-	// fails this write, past write_stall_timeout.
-	if err := tc.uncork(); err != nil {
-		if sw, ok := beneath[*stallWriter](w); ok {
-			sw.failed(err)
-		}
-	}
-}
-
-// corkMin is the smallest body writeWhole corks the connection for: with
-// less, the headers and body fit net/http's 4 KiB buffer, one write.
-const corkMin = 2 << 10
-
-// noneMatchFails reports whether the If-None-Match list inm names the
-// response's ETag (weak comparison, RFC 9110 §13.1.2) or is "*". A list
-// that stops parsing ends the scan, as in ServeContent.
-func noneMatchFails(inm string, etag []string) bool {
-	own := ""
-	if len(etag) > 0 {
-		own = strings.TrimPrefix(etag[0], "W/")
-	}
-	for {
-		inm = textproto.TrimString(inm)
-		switch {
-		case inm == "":
-			return false
-		case inm[0] == ',':
-			inm = inm[1:]
-			continue
-		case inm[0] == '*':
-			return true
-		}
-		tag, rest, ok := scanETag(inm)
-		if !ok {
-			return false
-		}
-		if own != "" && strings.TrimPrefix(tag, "W/") == own {
-			return true
-		}
-		inm = rest
-	}
-}
-
-// scanETag cuts one entity tag, W/"..." or "...", off the front of s.
-func scanETag(s string) (tag, rest string, ok bool) {
-	start := 0
-	if strings.HasPrefix(s, "W/") {
-		start = 2
-	}
-	if len(s)-start < 2 || s[start] != '"' {
-		return "", "", false
-	}
-	for i := start + 1; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '"':
-			return s[:i+1], s[i+1:], true
-		case c == 0x21 || c >= 0x23 && c <= 0x7e || c >= 0x80:
-		default:
-			return "", "", false
-		}
-	}
-	return "", "", false
-}
-
-// rangeHeader is the Range header h as http.ServeContent should see it
-// for a body of size bytes: "" to ignore it (more than maxRanges ranges:
-// every part of a multipart/byteranges answer carries its own headers, so
-// hundreds of one-byte ranges made a body 100 times the file, and RFC 9110
-// lets a server ignore Range; maxRanges <= 0 allows any number),
-// and without zero-length suffix ranges ("-0", or any suffix range of an
-// empty body), which are unsatisfiable (RFC 9110 §14.1.1) but
-// ServeContent answered with a 206 and a malformed Content-Range. When
-// only those were asked for, it names a range past the end, so
-// ServeContent answers 416 after its precondition checks.
-func rangeHeader(h string, size, maxRanges int) string {
-	specs, ok := strings.CutPrefix(h, "bytes=")
-	if !ok {
-		return h // ServeContent rejects or ignores it itself
-	}
-	parts := strings.Split(specs, ",")
-	if maxRanges > 0 && len(parts) > maxRanges {
-		return ""
-	}
-	kept := parts[:0]
-	for _, p := range parts {
-		// Split as ServeContent does: it trims around the "-" too, so
-		// "- 0" is the empty suffix range "-0".
-		start, end, _ := strings.Cut(p, "-")
-		if textproto.TrimString(start) == "" {
-			// A suffix range of an empty body is empty too.
-			if n, err := strconv.ParseInt(textproto.TrimString(end), 10, 64); err == nil && (n == 0 || size == 0) {
-				continue
-			}
-		}
-		kept = append(kept, p)
-	}
-	switch {
-	case len(kept) == len(parts):
-		return h
-	case len(kept) == 0:
-		return "bytes=" + strconv.Itoa(size) + "-"
-	}
-	return "bytes=" + strings.Join(kept, ",")
+	s.bytes.Serve(w, r, b)
 }
 
 // contentTypeValues holds feed.ContentType's media types as header

@@ -10,6 +10,7 @@ import (
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/page"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 // The HTML catalogue (internal/page): the catalogue at / for clients
@@ -74,7 +75,7 @@ func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	qs := query(w, r)
+	qs := transport.Query(w, r)
 	n, err := intParam(w, r, "page", 1)
 	if err != nil {
 		s.fail(w, r, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/skill"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 // defaultTake is how many search results a request gets without take (or
@@ -42,7 +43,7 @@ func orDefault(n, def int) int {
 // a 60 KB query (what max_header_bytes lets through) took 60 to 350 times
 // as long as a one-word query.
 func (s *Server) searchText(w http.ResponseWriter, r *http.Request) (string, error) {
-	q := query(w, r).Get("q")
+	q := transport.Query(w, r).Get("q")
 	if max := orDefault(s.opts.MaxQueryBytes, DefaultMaxQueryBytes); len(q) > max {
 		return "", fmt.Errorf("%w: q is %d bytes; the limit is %d (max_query_bytes); search for fewer words", errBadRequest, len(q), max)
 	}
@@ -56,7 +57,7 @@ func (s *Server) maxSearchResults() int {
 
 // intParam parses a non-negative integer query parameter.
 func intParam(w http.ResponseWriter, r *http.Request, name string, def int) (int, error) {
-	raw, ok := query(w, r)[name]
+	raw, ok := transport.Query(w, r)[name]
 	if !ok || raw[0] == "" {
 		return def, nil
 	}

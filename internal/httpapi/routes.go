@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 // routes registers every route the server answers. Each GET route also
@@ -68,18 +69,18 @@ func (s *Server) routes(r chi.Router) {
 	get(r, feed.PathBlobFile, s.handleBlobFile)
 }
 
-// get registers h for GET and HEAD of pattern, tagged with it (routed)
-// so that observe logs and counts it under its pattern with the route's
-// own observer.
+// get registers h for GET and HEAD of pattern, tagged with it
+// (transport.Routed) so that the request log and the metrics name its
+// pattern, and count it with the route's own observer.
 func get(r chi.Router, pattern string, h http.HandlerFunc) {
-	h = routed(pattern, h)
+	h = transport.Routed(pattern, h)
 	r.Get(pattern, h)
 	r.Head(pattern, h)
 }
 
 // post registers h for POST to pattern, tagged as get does.
 func post(r chi.Router, pattern string, h http.HandlerFunc) {
-	r.Post(pattern, routed(pattern, h))
+	r.Post(pattern, transport.Routed(pattern, h))
 }
 
 // docKeyFunc resolves a request to the document it names; ok is false when

@@ -1,7 +1,10 @@
 // Package httpapi serves a catalogue snapshot over HTTP: routes, handlers,
-// errors and middleware. It is the only importer of chi, and it never
-// touches the filesystem: every byte comes from the current snapshot.
-// Document paths, kinds and JSON encoding come from internal/feed.
+// errors, auth, the pages' routes and admin. It is the only importer of
+// chi, and it never touches the filesystem: every byte comes from the
+// current snapshot. Document paths, kinds and JSON encoding come from
+// internal/feed; how the answers travel (connections, deadlines, the
+// per-response state, the request log, metrics per route, serving the
+// bytes) from internal/transport.
 //
 // It must not import internal/scan, internal/reload, configuration or
 // metrics packages (metrics come in through the Observer interface).
@@ -22,6 +25,7 @@ import (
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/page"
+	"github.com/skillserver/skillserver/internal/transport"
 )
 
 const (
@@ -83,8 +87,8 @@ type Options struct {
 	// progress this long (its client reads nothing); 0 does not.
 	WriteStallTimeout time.Duration
 	// RequestLog, if set, writes the request log's lines without slog's
-	// generic machinery; they are the same bytes (RequestLog).
-	RequestLog *RequestLog
+	// generic machinery; they are the same bytes (transport.RequestLog).
+	RequestLog *transport.RequestLog
 	// MaxRanges is the most ranges a Range header may name before it is
 	// ignored and the whole body sent; 0 allows any number.
 	MaxRanges int
@@ -102,22 +106,15 @@ type Options struct {
 	MaxQueryBytes    int
 }
 
-// Observer records request metrics (metrics.Metrics).
+// Observer records request metrics (metrics.Metrics): those of every
+// request, per route (transport.Observer), and these.
 type Observer interface {
-	// ForRoute returns the observer of the requests of one route
-	// pattern, with what depends on the pattern alone done once.
-	ForRoute(route string) RequestObserver
-	// ObserveRequest records one request of a route ForRoute was not
-	// asked for.
-	ObserveRequest(route, method string, code int, d time.Duration)
+	transport.Observer
 	ObservePanic()
 	// ObserveRefusal counts a request refused for its read token;
 	// reason is "missing" or "unknown".
 	ObserveRefusal(reason string)
 }
-
-// RequestObserver records one answered request of its route.
-type RequestObserver = func(method string, code int, d time.Duration)
 
 // Server is the HTTP face of the catalogue.
 type Server struct {
@@ -135,7 +132,9 @@ type Server struct {
 	installs installCounts
 	// pages renders the HTML catalogue.
 	pages *page.Renderer
-	ids   *requestIDs
+	// recorder logs and counts each request; bytes serves bodies.
+	recorder *transport.Recorder
+	bytes    transport.Bytes
 	// lastBase is the base URL derived last: clients of one server
 	// mostly name it by one host, so it is checked and built once.
 	lastBase atomic.Pointer[derivedBase]
@@ -143,11 +142,15 @@ type Server struct {
 
 // NewServer returns a Server reading snapshots from cat.
 func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
-	s := &Server{cat: cat, opts: opts, log: log, ids: newRequestIDs(),
-		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil})}
+	s := &Server{cat: cat, opts: opts, log: log,
+		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil}),
+		bytes: transport.Bytes{MaxRanges: opts.MaxRanges, Error: serveContentError}}
+	s.recorder = transport.NewRecorder(transport.Recording{Log: log, Lines: opts.RequestLog, Observer: opts.Observer,
+		Quiet: quietRoutes, Path: s.redactedPath, Unmatched: unmatchedRoute})
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(s.observe, sendDeadline(opts.WriteStallTimeout), bodyDeadline(opts.ReadBodyTimeout), s.recoverPanics, discardHeadBodies, s.cors, s.authenticate, s.parseQuery)
+	r.Use(s.recorder.Observe, transport.SendDeadline(opts.WriteStallTimeout), transport.BodyDeadline(opts.ReadBodyTimeout),
+		s.recoverPanics, transport.DiscardHeadBodies, s.cors, s.authenticate, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})
@@ -182,6 +185,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.handler.ServeHTTP(w, r)
+}
+
+// unmatchedRoute is the pattern chi matched for a request no route
+// answered: a 405's pattern, "" for a 404.
+func unmatchedRoute(r *http.Request) string {
+	return chi.RouteContext(r.Context()).RoutePattern()
 }
 
 // SetReady switches /readyz between 200 and 503.

@@ -1,4 +1,4 @@
-package httpapi
+package transport
 
 import (
 	"bufio"
@@ -49,7 +49,7 @@ func serveSizes(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, ln := NewHTTPServer(sendDeadline(time.Minute)(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Minute}, nil)
+	srv, ln := NewHTTPServer(SendDeadline(time.Minute)(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Minute}, nil)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()

@@ -1,4 +1,4 @@
-package httpapi
+package transport
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func TestRequestLogWritesSlogsBytes(t *testing.T) {
 		{"invalid utf-8", func(l *requestLine) { l.path = "/a\xffb" }, false},
 		{"line separator", func(l *requestLine) { l.path = "/a\u2028b" }, false},
 		{"token with a space", func(l *requestLine) { l.token = "a b" }, false},
-		{"client gone", func(l *requestLine) { l.status, l.err = statusClientClosed, context.Canceled.Error() }, false},
+		{"client gone", func(l *requestLine) { l.status, l.err = StatusClientClosed, context.Canceled.Error() }, false},
 	} {
 		for _, text := range []bool{false, true} {
 			format := "json"

@@ -1,0 +1,100 @@
+package transport
+
+import (
+	"net"
+	"net/http"
+	"sync"
+)
+
+// cork makes Write keep back the small writes of one response, the header
+// buffer net/http flushes before a body larger than it, and send them
+// with the next large write or at uncork, in one system call: without
+// it, a response of more than 4 KiB went out as two TCP segments, the
+// client woken for each. Only the goroutine answering the connection's
+// request writes to it, so the writes need no lock.
+func (c *trackedConn) cork() {
+	c.held = heldBuffers.Get().(*[]byte)
+}
+
+// uncork sends what Write kept back and makes it write through again.
+// When that write fails, it closes the connection: net/http, which was
+// told its bytes were written, would otherwise go on to the next request
+// after a cut response, on a stream whose framing is broken.
+func (c *trackedConn) uncork() error {
+	held := c.held
+	if held == nil {
+		return nil
+	}
+	c.held = nil
+	var err error
+	if len(*held) > 0 {
+		if _, err = c.Conn.Write(*held); err != nil {
+			_ = c.Close()
+		}
+	}
+	*held = (*held)[:0]
+	heldBuffers.Put(held)
+	return err
+}
+
+// heldMax is the most a corked connection keeps back: net/http's header
+// buffer, with room for the small writes that may follow it.
+const heldMax = 8 << 10
+
+var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, heldMax); return &b }}
+
+func (c *trackedConn) Write(p []byte) (int, error) {
+	held := c.held
+	if held == nil || len(*held) == 0 && len(p) > heldMax {
+		return c.Conn.Write(p)
+	}
+	if len(*held)+len(p) <= heldMax {
+		*held = append(*held, p...)
+		return len(p), nil
+	}
+	// One writev of what was kept back and p. Its count includes the
+	// kept bytes; the caller is told of p's only.
+	kept := len(*held)
+	bufs := net.Buffers{*held, p}
+	n, err := bufs.WriteTo(c.Conn)
+	*held = (*held)[:0]
+	return max(int(n)-kept, 0), err
+}
+
+// writeWhole writes b, the whole body, and flushes it with the headers
+// in one write system call where the connection allows
+// (trackedConn.cork): a writev of both for a body larger than heldMax.
+// A body over sendChunk is one write per chunk, the first with the
+// headers.
+func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
+	var tc *trackedConn
+	var f http.Flusher
+	if len(b) >= corkMin {
+		tc, _ = r.Context().Value(connKey{}).(*trackedConn)
+		f, _ = beneath[http.Flusher](w)
+	}
+	if tc == nil || f == nil {
+		_, _ = w.Write(b)
+		return
+	}
+	tc.cork()
+	// Uncorked whatever happens, a panic included: a connection left
+	// corked would keep the next answer back. After the uncork below this
+	// sends nothing.
+	defer func() { _ = tc.uncork() }()
+	if _, err := w.Write(b); err != nil {
+		return // the connection failed; net/http closes it
+	}
+	f.Flush()
+	// The last bytes kept back go out here: a client that stopped reading
+	// fails this write, past write_stall_timeout.
+	if err := tc.uncork(); err != nil {
+		if sw, ok := beneath[*stallWriter](w); ok {
+			sw.failed(err)
+		}
+	}
+}
+
+// corkMin is the smallest body writeWhole corks the connection for: with
+// less, the headers and body fit net/http's 4 KiB buffer, one write.
+const corkMin = 2 << 10

@@ -1,0 +1,167 @@
+package transport
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// BodyDeadline bounds the time to read a request body (readBodyTimeout
+// from the end of the headers), and tells the connection limiter when the
+// request has arrived whole, so that from then on its connection is not
+// evicted. http.Server.ReadTimeout is not used: it would also cancel the
+// context of every response that takes longer to send.
+func BodyDeadline(timeout time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tc, _ := r.Context().Value(connKey{}).(*trackedConn)
+			if r.Body == nil || r.Body == http.NoBody {
+				if tc != nil {
+					tc.l.setPhase(tc, phaseServing)
+				}
+				next.ServeHTTP(w, r)
+				return
+			}
+			rc := http.NewResponseController(w)
+			if timeout > 0 {
+				_ = rc.SetReadDeadline(time.Now().Add(timeout)) // unsupported off a real connection
+			}
+			r.Body = &deadlineBody{ReadCloser: r.Body, done: func() {
+				if timeout > 0 {
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+				if tc != nil {
+					tc.l.setPhase(tc, phaseServing)
+				}
+			}}
+			if r.Method == http.MethodGet || r.Method == http.MethodHead {
+				// No GET route reads a body, and net/http would read
+				// the first unreadBodyBytes of it before the answer's
+				// headers anyway. Read it here, under the deadline: a
+				// body nobody reads never ends, and a download sent
+				// with one (an empty chunked body) counted as still
+				// arriving, so it could be evicted half-way.
+				_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, unreadBodyBytes))
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// unreadBodyBytes is how much of a body its handler left unread net/http
+// reads before answering (its maxPostHandlerReadBytes); past it, it
+// closes the connection after the answer.
+const unreadBodyBytes = 256 << 10
+
+// deadlineBody calls done once, when the body has been read to its end.
+type deadlineBody struct {
+	io.ReadCloser
+	done func()
+	once sync.Once
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(b.done)
+	}
+	return n, err
+}
+
+// sendChunk is how much of a response one write deadline covers. A
+// write blocked on a full socket is woken only once about a third of the
+// send buffer (up to 4 MiB on Linux) has drained, so chunks up to about
+// that size set no stricter pace than the kernel does; and each chunk is
+// a write system call: at 64 KiB the RFC index of 300 skills took four.
+const sendChunk = 1 << 20
+
+// SendDeadline closes the connection of a response that makes no progress
+// for stall: its client stopped reading. Without it, max_connections
+// clients that asked for a large file and read nothing held every slot
+// for good (a connection being answered is never evicted), and the
+// server answered no one, not even /healthz. The deadline moves on with
+// every sendChunk written, so a download that keeps reading, however
+// long, is never cut.
+func SendDeadline(stall time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if stall <= 0 {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// The clock is read once per end: Observe's start and end
+			// times are this one's too.
+			state := requestState(w)
+			start := time.Now()
+			if state != nil {
+				start = state.start
+			}
+			sw := &stallWriter{ResponseWriter: w, conn: writeDeadline(w), stall: stall, state: state}
+			sw.extend(start) // also replaces the previous request's deadline
+			next.ServeHTTP(sw, r)
+			end := time.Now()
+			if state != nil {
+				state.end = end
+			}
+			sw.extend(end) // for what net/http flushes after the handler
+		})
+	}
+}
+
+// deadliner is what net/http's ResponseWriter offers to
+// http.ResponseController.
+type deadliner interface{ SetWriteDeadline(time.Time) error }
+
+// writeDeadline is the SetWriteDeadline of the connection under w's
+// wrappers, found once per request (http.ResponseController would be an
+// allocation); off a real connection, one that does nothing.
+func writeDeadline(w http.ResponseWriter) deadliner {
+	if d, ok := beneath[deadliner](w); ok {
+		return d
+	}
+	return noDeadline{}
+}
+
+type noDeadline struct{}
+
+func (noDeadline) SetWriteDeadline(time.Time) error { return nil }
+
+// stallWriter moves the connection's write deadline on as a response is
+// written (SendDeadline).
+type stallWriter struct {
+	http.ResponseWriter
+	conn  deadliner
+	stall time.Duration
+	state *statusWriter // told when the deadline cut the response; nil outside Observe
+}
+
+func (w *stallWriter) extend(now time.Time) {
+	_ = w.conn.SetWriteDeadline(now.Add(w.stall))
+}
+
+func (w *stallWriter) Write(b []byte) (int, error) {
+	var n int
+	for len(b) > 0 {
+		w.extend(time.Now())
+		m, err := w.ResponseWriter.Write(b[:min(len(b), sendChunk)])
+		n += m
+		if err != nil {
+			w.failed(err)
+			return n, err
+		}
+		b = b[m:]
+	}
+	return n, nil
+}
+
+// failed tells the request log that the deadline cut the response, when
+// err says so.
+func (w *stallWriter) failed(err error) {
+	if w.state != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		w.state.stalled = w.stall
+	}
+}
+
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

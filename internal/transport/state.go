@@ -1,0 +1,137 @@
+package transport
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// statusWriter records what a handler wrote, for the request log, and
+// what inner middleware and the route tell Observe about the request
+// (found with requestState): carried here rather than in the request's
+// context, which would copy the request once more.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	// token is the name (never the secret) of the request's read token.
+	token string
+	// route is the route that answered (Routed), nil when none did.
+	route *route
+	// values holds header values of this response (value).
+	values [slots]string
+	// start is when the request began; end, when SendDeadline saw its
+	// handler return (zero without it): one reading of the clock for both.
+	start, end time.Time
+	// query is the parsed query string (SetQuery).
+	query url.Values
+	// stalled is write_stall_timeout when SendDeadline cut the response,
+	// which made no progress for that long.
+	stalled time.Duration
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Slots of statusWriter.values.
+const (
+	slotRequestID = iota
+	slotETag
+	slotContentLength
+	slots
+)
+
+// value is v as a header value held by w: one allocation, the
+// statusWriter's, for the values every response gets its own of. The
+// slice has no room to grow, so an append to it copies.
+func (w *statusWriter) value(slot int, v string) []string {
+	w.values[slot] = v
+	return w.values[slot : slot+1 : slot+1]
+}
+
+// headerValue is v as a header value, held by the request's statusWriter
+// when there is one.
+func headerValue(w http.ResponseWriter, slot int, v string) []string {
+	if sw := requestState(w); sw != nil {
+		return sw.value(slot, v)
+	}
+	return []string{v}
+}
+
+// ETagValue is etag as the value of the ETag header of w's response,
+// held by the request's state (no allocation of its own).
+func ETagValue(w http.ResponseWriter, etag string) []string {
+	return headerValue(w, slotETag, etag)
+}
+
+// requestState is the statusWriter under w's wrappers, nil outside
+// Observe.
+func requestState(w http.ResponseWriter) *statusWriter {
+	sw, _ := beneath[*statusWriter](w)
+	return sw
+}
+
+// beneath is the first of w and the writers under its wrappers (Unwrap)
+// that is a T.
+func beneath[T any](w http.ResponseWriter) (T, bool) {
+	for {
+		if x, ok := w.(T); ok {
+			return x, true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			var none T
+			return none, false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// Status is the status w's response was given so far (0 for none yet, or
+// outside Observe).
+func Status(w http.ResponseWriter) int {
+	if sw := requestState(w); sw != nil {
+		return sw.status
+	}
+	return 0
+}
+
+// SetToken names, for the request log, the read token the request came
+// with (its name, never its secret).
+func SetToken(w http.ResponseWriter, name string) {
+	if sw := requestState(w); sw != nil {
+		sw.token = name
+	}
+}
+
+// SetQuery keeps the request's parsed query string for Query: on the
+// request's state, as a context value would copy the request.
+func SetQuery(w http.ResponseWriter, q url.Values) {
+	if sw := requestState(w); sw != nil {
+		sw.query = q
+	}
+}
+
+// Query is the request's parsed query string (SetQuery); nil for none.
+func Query(w http.ResponseWriter, r *http.Request) url.Values {
+	if sw := requestState(w); sw != nil {
+		return sw.query
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery) // outside Observe: parsed again
+	return q
+}
