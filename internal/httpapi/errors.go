@@ -86,3 +86,23 @@ func serveContentError(w http.ResponseWriter, status int) {
 	}
 	writeError(w, status, code, http.StatusText(status))
 }
+
+// writeJSON writes v as JSON, encoded now, not to be cached.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	writeJSONCached(w, status, v, "no-store")
+}
+
+// writeJSONCached writes v as JSON, encoded now, with Cache-Control cc.
+func writeJSONCached(w http.ResponseWriter, status int, v any, cc string) {
+	b, err := feed.Encode(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "internal", "internal server error")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", jsonContentType)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Cache-Control", cc)
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -127,4 +128,15 @@ func (s *Server) wholeTreeOnly(h http.HandlerFunc) http.HandlerFunc {
 		}
 		h(w, r)
 	}
+}
+
+// param returns a decoded path parameter. chi matches on the escaped path
+// when the request has one, so its parameters are escaped then.
+func param(r *http.Request, key string) (string, bool) {
+	v := chi.URLParam(r, key)
+	if r.URL.RawPath == "" {
+		return v, true
+	}
+	u, err := url.PathUnescape(v)
+	return u, err == nil
 }

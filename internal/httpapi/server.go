@@ -305,3 +305,20 @@ func firstValue(h string) string {
 	first, _, _ := strings.Cut(h, ",")
 	return strings.TrimSpace(first)
 }
+
+// snapshot returns the current snapshot, or answers 503 and returns nil
+// before the first scan finished.
+func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) *catalog.Snapshot {
+	snap := s.cat.Current()
+	if snap == nil {
+		s.fail(w, r, errNotReady)
+	}
+	return snap
+}
+
+// serveBytes answers with b, its ETag set, under http.ServeContent's
+// semantics (If-None-Match, Range, HEAD), its error statuses as JSON
+// (transport.Bytes).
+func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
+	s.bytes.Serve(w, r, b)
+}

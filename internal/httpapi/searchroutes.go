@@ -11,7 +11,6 @@ import (
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
-	"github.com/skillserver/skillserver/internal/skill"
 	"github.com/skillserver/skillserver/internal/transport"
 )
 
@@ -189,28 +188,24 @@ func decodeUpdateQueries(w http.ResponseWriter, r *http.Request, maxItems int, m
 	return qs, nil
 }
 
-// handleLegacyFile serves /.well-known/skills/{name}/{path}: a file of the
-// skill's latest version, for v0.1 readers.
-func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+// handleFind answers GET /api/search?q=&limit= for the skills CLI's
+// `find`: the same ranking as GET /api/v1/skills, at most limit (default
+// 20, at most max_search_results) skills.
+func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
+	snap, base := s.documentSource(w, r)
 	if snap == nil {
 		return
 	}
-	name, _ := param(r, "name")
-	file, ok := param(r, "*")
-	a := artifact{contentType: contentTypeOf(file)}
-	sk, found := view(r, snap.Feed()).Skill(name)
-	switch {
-	case !found || !ok:
-		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
-	case file == skill.FileName:
-		a.digest, a.install = sk.Latest.SkillMD, name
-	default:
-		if res, ok := sk.Latest.Resource(file); ok {
-			a.digest = res.Digest
-		} else {
-			a.missing = fmt.Errorf("%w: skill %q has no file %q", errNotFound, name, file)
-		}
+	limit, err := intParam(w, r, "limit", defaultTake)
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
-	s.serveArtifact(w, r, snap, a)
+	q, err := s.searchText(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	hits := view(r, snap.Feed()).SearchSkills(q)
+	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, s.maxSearchResults()), s.installs.get), "no-store")
 }

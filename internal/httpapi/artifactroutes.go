@@ -3,43 +3,20 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"net/url"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
-
-	"github.com/go-chi/chi/v5"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
-	"github.com/skillserver/skillserver/internal/provenance"
 	"github.com/skillserver/skillserver/internal/skill"
 	"github.com/skillserver/skillserver/internal/transport"
 )
 
-// snapshot returns the current snapshot, or answers 503 and returns nil
-// before the first scan finished.
-func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) *catalog.Snapshot {
-	snap := s.cat.Current()
-	if snap == nil {
-		s.fail(w, r, errNotReady)
-	}
-	return snap
-}
-
-// param returns a decoded path parameter. chi matches on the escaped path
-// when the request has one, so its parameters are escaped then.
-func param(r *http.Request, key string) (string, bool) {
-	v := chi.URLParam(r, key)
-	if r.URL.RawPath == "" {
-		return v, true
-	}
-	u, err := url.PathUnescape(v)
-	return u, err == nil
-}
+// Artifact bytes: SKILL.md, archive.zip, resources and agent.md by name
+// and version (pinned with ?digest= or not), the latest-version and
+// legacy paths, and the content-addressed blobs and files the documents
+// advertise. Where replaced bytes still are, the catalogue says (Locate).
 
 // artifact is what an artifact route resolved to in the current snapshot.
 type artifact struct {
@@ -66,89 +43,6 @@ func skillVersion(r *http.Request, f *feed.Feed) (name, version string, v *item.
 		return name, version, nil, fmt.Errorf("%w: skill %q has no version %q", errNotFound, name, version)
 	}
 	return name, version, v, nil
-}
-
-func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		snap, base := s.documentSource(w, r)
-		if snap == nil {
-			return
-		}
-		key, ok := resolve(r)
-		var found catalog.Found
-		if ok {
-			// A client that began walking the tree before a reload may
-			// follow an href the new snapshot no longer has: it finishes
-			// from the snapshot it started on (Locate).
-			found, ok = s.cat.Locate(snap, catalog.Lookup{Asks: catalog.AsksDocument, View: readerView(r), Doc: key, Base: base})
-		}
-		if !ok {
-			s.fail(w, r, fmt.Errorf("%w: no document at %s", errNotFound, r.URL.Path))
-			return
-		}
-		s.serveDocument(w, r, found.Doc, jsonContentTypes)
-	}
-}
-
-// serveDocument writes a document of the feed, or a page, as
-// contentType: its digest as ETag, gzip-compressed when the client
-// accepts it, revalidated with 304.
-func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request, doc *feed.Document, contentType []string) {
-	h := w.Header()
-	h["Content-Type"] = contentType
-	h["Cache-Control"] = cacheShorts
-	if vary := h["Vary"]; len(vary) > 0 {
-		h["Vary"] = append(vary, "Accept-Encoding")
-	} else {
-		h["Vary"] = varyAcceptEncoding
-	}
-	body, digest := doc.Body, doc.Digest
-	if acceptsGzip(r) {
-		if gz, gzDigest, ok := doc.Gzip(); ok {
-			body, digest = gz, gzDigest
-			h["Content-Encoding"] = gzipEncoding
-		}
-	}
-	h["Etag"] = transport.ETagValue(w, digest.ETag())
-	s.serveBytes(w, r, body)
-}
-
-// documentSource is the current snapshot and the documents' base URL for
-// r, or an answer (503, 400, 421) and nil.
-func (s *Server) documentSource(w http.ResponseWriter, r *http.Request) (*catalog.Snapshot, feed.Base) {
-	snap := s.snapshot(w, r)
-	if snap == nil {
-		return nil, feed.Base{}
-	}
-	base, err := s.documentBase(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return nil, feed.Base{}
-	}
-	return snap, base
-}
-
-// documentBase is the base URL of the documents in this response: the
-// configured one, or one derived from the request, whose host must be
-// listed when allowed_hosts is set. Bases the operator named are Known:
-// their documents are kept for the snapshot's lifetime. A path token
-// stays in the base, so absolute URLs keep it.
-func (s *Server) documentBase(r *http.Request) (feed.Base, error) {
-	base, ok := s.baseURL(r)
-	base += tokenPrefix(r)
-	switch {
-	case !ok:
-		return feed.Base{}, fmt.Errorf("%w: the Host header is not a valid host name; configure base_url", errBadRequest)
-	case s.opts.BaseURL != "":
-		return feed.Base{URL: base, Known: true}, nil
-	case len(s.opts.AllowedHosts) == 0:
-		return feed.Base{URL: base}, nil
-	}
-	_, host, _ := strings.Cut(base, "://")
-	if !slices.Contains(s.opts.AllowedHosts, host) {
-		return feed.Base{}, fmt.Errorf("%w: this server does not serve host %q (allowed_hosts)", errMisdirected, host)
-	}
-	return feed.Base{URL: base, Known: true}, nil
 }
 
 func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
@@ -344,38 +238,12 @@ func (s *Server) writeArtifact(w http.ResponseWriter, r *http.Request, body []by
 	}
 }
 
-// acceptsGzip reports whether the request's Accept-Encoding allows gzip.
-// Only JSON documents are ever compressed: an artifact decoded in transit
-// would fail its digest check.
-func acceptsGzip(r *http.Request) bool {
-	ae := r.Header["Accept-Encoding"]
-	if len(ae) == 0 {
-		return false
-	}
-	for part := range strings.SplitSeq(ae[0], ",") {
-		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
-			continue
-		}
-		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
-		return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
-	}
-	return false
-}
-
 // setArtifactSecurity keeps served files inert: an .html or .svg resource
 // opened in a browser runs no script on this origin, and nothing sniffs a
 // type other than the one sent.
 func setArtifactSecurity(h http.Header) {
 	h["X-Content-Type-Options"] = nosniff
 	h["Content-Security-Policy"] = sandboxed
-}
-
-// serveBytes answers with b, its ETag set, under http.ServeContent's
-// semantics (If-None-Match, Range, HEAD), its error statuses as JSON
-// (transport.Bytes).
-func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
-	s.bytes.Serve(w, r, b)
 }
 
 // contentTypeValues holds feed.ContentType's media types as header
@@ -392,92 +260,28 @@ func contentTypeOf(p string) []string {
 	return v.([]string)
 }
 
-// Health and build information: small, per-request JSON.
-
-func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-}
-
-func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
-	snap := s.cat.Current()
-	switch {
-	case snap == nil:
-		s.fail(w, r, errNotReady)
-		return
-	case !s.ready.Load():
-		s.fail(w, r, errShuttingDown)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "generation": snap.Generation})
-}
-
-type healthBody struct {
-	Status     string `json:"status"`
-	Version    string `json:"version"`
-	Generation uint64 `json:"generation"`
-	Skills     int    `json:"skills"`
-}
-
-func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	body := healthBody{Status: "healthy", Version: s.opts.Build.Version}
-	status := http.StatusOK
-	if snap := s.cat.Current(); snap != nil {
-		body.Generation, body.Skills = snap.Generation, len(view(r, snap.Feed()).Skills)
-	} else {
-		body.Status, status = "starting", http.StatusServiceUnavailable
-	}
-	writeJSON(w, status, body)
-}
-
-type infoBody struct {
-	BuildInfo
-	Generation    uint64 `json:"generation"`
-	Skills        int    `json:"skills"`
-	SkillVersions int    `json:"skillVersions"`
-	Problems      int    `json:"problems"`
-	// Source is the git checkout the skills were read from (provenance).
-	Source *provenance.Source `json:"source,omitempty"`
-}
-
-func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+// handleLegacyFile serves /.well-known/skills/{name}/{path}: a file of the
+// skill's latest version, for v0.1 readers.
+func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
 	snap := s.snapshot(w, r)
 	if snap == nil {
 		return
 	}
-	body := infoBody{
-		BuildInfo:     s.opts.Build,
-		Generation:    snap.Generation,
-		Skills:        len(snap.Skills),
-		SkillVersions: snap.VersionCount(),
-		Problems:      len(snap.Problems),
-		Source:        snap.Provenance,
-	}
-	// A scoped reader counts only its own items; the tree's problems are
-	// not its business.
-	if f := view(r, snap.Feed()); f.Scoped() {
-		body.Skills, body.SkillVersions, body.Problems = len(f.Skills), 0, 0
-		for _, sk := range f.Skills {
-			body.SkillVersions += len(sk.Versions)
+	name, _ := param(r, "name")
+	file, ok := param(r, "*")
+	a := artifact{contentType: contentTypeOf(file)}
+	sk, found := view(r, snap.Feed()).Skill(name)
+	switch {
+	case !found || !ok:
+		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
+	case file == skill.FileName:
+		a.digest, a.install = sk.Latest.SkillMD, name
+	default:
+		if res, ok := sk.Latest.Resource(file); ok {
+			a.digest = res.Digest
+		} else {
+			a.missing = fmt.Errorf("%w: skill %q has no file %q", errNotFound, name, file)
 		}
 	}
-	writeJSON(w, http.StatusOK, body)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	writeJSONCached(w, status, v, "no-store")
-}
-
-// writeJSONCached writes v as JSON, encoded now, with Cache-Control cc.
-func writeJSONCached(w http.ResponseWriter, status int, v any, cc string) {
-	b, err := feed.Encode(v)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "internal", "internal server error")
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", jsonContentType)
-	h.Set("Content-Length", strconv.Itoa(len(b)))
-	h.Set("Cache-Control", cc)
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	s.serveArtifact(w, r, snap, a)
 }

@@ -1,11 +1,8 @@
 package httpapi
 
 import (
-	"net/http"
 	"sync"
 	"sync/atomic"
-
-	"github.com/skillserver/skillserver/internal/feed"
 )
 
 // installCounts counts, per skill name, the downloads that look like an
@@ -36,26 +33,4 @@ func (c *installCounts) get(name string) uint64 {
 		return v.(*atomic.Uint64).Load()
 	}
 	return 0
-}
-
-// handleFind answers GET /api/search?q=&limit= for the skills CLI's
-// `find`: the same ranking as GET /api/v1/skills, at most limit (default
-// 20, at most max_search_results) skills.
-func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
-	snap, base := s.documentSource(w, r)
-	if snap == nil {
-		return
-	}
-	limit, err := intParam(w, r, "limit", defaultTake)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	q, err := s.searchText(w, r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	hits := view(r, snap.Feed()).SearchSkills(q)
-	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, s.maxSearchResults()), s.installs.get), "no-store")
 }
