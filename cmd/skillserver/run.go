@@ -181,7 +181,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	httpServer.BaseContext = func(net.Listener) context.Context { return runCtx }
 	serveErr := make(chan error, 2)
 	go func() { serveErr <- httpServer.Serve(ln) }()
-	log.Info("listening", "addr", ln.Addr().String(), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", bi.Version)
+	log.Info("listening", "addr", ln.Addr().String(), "catalogue", catalogueURL(cfg.BaseURL, ln.Addr()), "skills", src.SkillsDir, "agents", src.AgentsDir, "version", bi.Version)
 	if cfg.MetricsListen != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
