@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"html"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,9 +63,11 @@ func TestREADMEGoVersion(t *testing.T) {
 	}
 }
 
-// TestREADMETour runs every curl command of the README, as written, against
-// the example tree (only the address changes): each must succeed, and the
-// revalidation must answer 304. Placeholders such as <hex> would fail here.
+// TestREADMETour runs every curl command of the README that asks
+// localhost:8080, as written, against the example tree (only the address
+// changes): each must succeed, and the revalidation must answer 304.
+// Placeholders such as <hex> would fail here. (The Install section's
+// downloads are TestREADMEInstall's.)
 func TestREADMETour(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
@@ -78,6 +83,9 @@ func TestREADMETour(t *testing.T) {
 	host := strings.TrimPrefix(ts.URL, "http://")
 	dir := t.TempDir()
 	for _, line := range readmeShellLines(t, "curl ") {
+		if !strings.Contains(line, "localhost:8080") {
+			continue
+		}
 		if strings.Contains(line, "<") {
 			t.Errorf("README command has a placeholder: %s", line)
 			continue
@@ -142,5 +150,81 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	}
 	if last != want {
 		t.Errorf(".ci/run ends with %q; README.md's test command is %q", last, want)
+	}
+}
+
+// TestREADMEInstall: the Install section downloads the archive and the
+// SHA256SUMS that `make dist` names and writes, unpacks the folder the
+// archive holds, and `go install`s go.mod's module.
+func TestREADMEInstall(t *testing.T) {
+	makefile, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The Makefile's name=skillserver_$(VERSION)_$${os}_$$arch, the
+	// README's skillserver_${V}_$P with P=OS_ARCH.
+	if !strings.Contains(string(makefile), "name=skillserver_$(VERSION)_$${os}_$$arch;") {
+		t.Fatal("the Makefile's dist no longer names archives skillserver_VERSION_OS_ARCH: update this test and the README's Install")
+	}
+	lines := strings.Join(readmeShellLines(t, ""), "\n")
+	for _, want := range []string{
+		"P=linux_amd64",
+		"/releases/download/$V/skillserver_${V}_$P.tar.gz",
+		"/releases/download/$V/SHA256SUMS",
+		"sha256sum --ignore-missing -c SHA256SUMS",
+		"tar -xzf skillserver_${V}_$P.tar.gz && cd skillserver_${V}_$P && ./skillserver version",
+	} {
+		if !strings.Contains(lines, want) {
+			t.Errorf("README.md's Install has no %q", want)
+		}
+	}
+	module := regexp.MustCompile(`(?m)^module (\S+)$`).FindSubmatch(mod)
+	if module == nil {
+		t.Fatal("go.mod names no module")
+	}
+	if want := "go install " + string(module[1]) + "/cmd/skillserver@latest"; !strings.Contains(lines, want) {
+		t.Errorf("README.md does not say %q", want)
+	}
+}
+
+// TestREADMEPageLines: the lines the README says a skill's page gives are
+// the ones the page of k8s-deploy gives, with the example tree served at
+// localhost:8080.
+func TestREADMEPageLines(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile("(?s)A skill's page gives lines to paste:\n\n```\n(.*?)```").FindSubmatch(b)
+	if block == nil {
+		t.Fatal("README.md has no block of the lines a skill's page gives")
+	}
+	skills, agents := exampleTree(t)
+	ts := startServer(t, "--skills", skills, "--agents", agents)
+	req, err := http.NewRequest(http.MethodGet, ts.URL+"/ui/skills/k8s-deploy", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /ui/skills/k8s-deploy: %v %v", resp.Status, err)
+	}
+	text := html.UnescapeString(string(page))
+	for line := range strings.Lines(string(block[1])) {
+		line, _, _ = strings.Cut(line, "   #")
+		line = strings.ReplaceAll(strings.TrimSpace(line), "localhost:8080", strings.TrimPrefix(ts.URL, "http://"))
+		if !strings.Contains(text, ">"+line+"<") {
+			t.Errorf("the page of k8s-deploy gives no line %q", line)
+		}
 	}
 }
