@@ -146,7 +146,14 @@ func TestDocumentCacheKeepsOneDocument(t *testing.T) {
 		t.Error("a document that depends on no base is not one document for every base")
 	}
 	plain, templates := len(f.docs.plain), len(f.docs.templates)
-	for _, k := range []DocKey{{Kind: 0}, {Kind: DocSkill, Name: "nope"}, {Kind: DocSkillVersion, Name: "code-review", Version: "9.9.9"},
+	// Kinds outside the table, as a DocKey made by hand may hold, are no
+	// document (they indexed past the table and panicked).
+	for _, k := range []DocKey{{Kind: 0}, {Kind: -1}, {Kind: docKinds}, {Kind: docKinds + 7}} {
+		if k.Path() != "" || k.Kind.Patterns() != nil || k.Kind.Retainable() {
+			t.Errorf("%+v: a path, patterns or retention for a kind outside the table", k)
+		}
+	}
+	for _, k := range []DocKey{{Kind: 0}, {Kind: -1}, {Kind: docKinds}, {Kind: docKinds + 7}, {Kind: DocSkill, Name: "nope"}, {Kind: DocSkillVersion, Name: "code-review", Version: "9.9.9"},
 		{Kind: DocSubagentIndex}, {Kind: DocSkillPage, Page: "2"}} {
 		if d, ok := f.Document(Base{URL: "http://unknown.test"}, k); ok || d != nil {
 			t.Errorf("%+v: a document where there is none", k)

@@ -141,10 +141,14 @@ func (f *Feed) StaticKeys() []DocKey {
 
 // Retainable reports whether a client may still fetch a document of kind
 // k from a retired snapshot (see kindInfo).
-func (k DocKind) Retainable() bool { return kinds[k].retainable }
+func (k DocKind) Retainable() bool { return k.valid() && kinds[k].retainable }
 
 // absolute reports whether documents of kind k depend on the base URL.
-func (k DocKind) absolute() bool { return kinds[k].absolute }
+func (k DocKind) absolute() bool { return k.valid() && kinds[k].absolute }
+
+// valid reports whether k is a kind of the table, which every lookup by
+// kind checks first: a DocKey made by hand may hold any number.
+func (k DocKind) valid() bool { return k > 0 && k < docKinds }
 
 // KeyOf returns the key of the document of kind k at a path one of k's
 // patterns matched, given the values of the pattern's parameters; ok is
@@ -173,7 +177,7 @@ func (k DocKind) KeyOf(param func(name string) (string, bool)) (DocKey, bool) {
 }
 
 func (f *Feed) render(base string, key DocKey) (any, bool) {
-	if key.Kind <= 0 || key.Kind >= docKinds {
+	if !key.Kind.valid() {
 		return nil, false
 	}
 	k := kinds[key.Kind]

@@ -108,11 +108,19 @@ func ArtifactPath(d content.Digest, file string) string {
 }
 
 // Patterns returns the paths documents of kind k are served at.
-func (k DocKind) Patterns() []string { return docPaths[k] }
+func (k DocKind) Patterns() []string {
+	if !k.valid() {
+		return nil
+	}
+	return docPaths[k]
+}
 
 // Path is where the document key lives: its kind's first pattern, filled
 // with the key's name, version and page.
 func (k DocKey) Path() string {
+	if !k.Kind.valid() {
+		return ""
+	}
 	return fill(docPaths[k.Kind][0], func(param string) string {
 		switch param {
 		case "name":
