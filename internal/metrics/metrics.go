@@ -2,9 +2,11 @@
 // private registry (never the global default one). Other packages report
 // through its methods and never name a metric themselves.
 //
-// It imports internal/catalog for the reload event alone, and reads a
-// snapshot only through its Counts, never its contents; it must not import
-// internal/httpapi, internal/feed or internal/scan.
+// It takes plain values (Reload, Published, Retained), which the wiring
+// in cmd/skillserver fills from the catalogue's reload event, and the
+// word of each item kind from internal/item; it must not import
+// internal/catalog, internal/httpapi, internal/transport, internal/feed or
+// internal/scan.
 package metrics
 
 import (
