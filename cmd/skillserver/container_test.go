@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -381,6 +382,49 @@ func TestContainerImage(t *testing.T) {
 	}
 
 	skills, agents := exampleTree(t)
+
+	// The README's podman run line, as written, from the repository
+	// root: only the host port is a free one instead of 8080, and
+	// podmanGlobal's flags and a --name go after "podman", to pin what
+	// podman would guess on a CI host and to stop it.
+	t.Run("README run line", func(t *testing.T) {
+		line := readmeShellLines(t, "podman run ")[0]
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := freePort(t)
+		cmdline := strings.Replace(line, " -p 8080:8080 ", " -p "+addr+":8080 ", 1)
+		if cmdline == line {
+			t.Fatalf("the README's podman run line publishes no -p 8080:8080: %s", line)
+		}
+		name := "skillserver-readme-" + strconv.Itoa(os.Getpid())
+		cmdline = strings.Replace(cmdline, "podman run ", p.bin+" "+strings.Join(podmanGlobal, " ")+" run --name "+name+" ", 1)
+		var out syncBuffer
+		cmd := exec.Command("bash", "-c", cmdline)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if _, err := p.try("stop", "--time", "5", name); err != nil {
+				t.Logf("podman stop %s: %v", name, err)
+			}
+			_ = cmd.Wait()
+		})
+		base := "http://" + addr
+		eventually(t, time.Minute, "the README's container answers /readyz", func() error {
+			if err := readyz(base); err != nil {
+				return fmt.Errorf("%w (podman: %s)", err, out.String())
+			}
+			return nil
+		})
+		resp, body := getBody(t, base+"/.well-known/agent-skills/index.json")
+		var idx rfcIndex
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &idx) != nil || len(idx.Skills) != 5 {
+			t.Errorf("the README's container: index %d with %d skills, want 200 with the example tree's 5", resp.StatusCode, len(idx.Skills))
+		}
+	})
 
 	t.Run("serve", func(t *testing.T) {
 		p := podman{t: t, bin: p.bin}
