@@ -55,8 +55,13 @@ version: ## print the version a build of this tree reports
 run: build ## serve the bundled example tree on :8080
 	$(BIN) serve --skills testdata/skills --agents testdata/agents
 
+# scripts/ is a module of its own (benchmarks, soak, release): what only
+# it needs stays out of the product's go.mod. Its tests run here too.
+SCRIPTS := scripts
+
 test: lint ## lint, then every test, with the race detector and the real-client interop tests
 	SKILLSERVER_INTEROP=1 $(GO) test -race -count=1 ./...
+	$(GO) test -C $(SCRIPTS) -race -count=1 ./...
 
 # Tests run on Linux; the binary must also build for these.
 CROSS_GOOS := linux darwin windows
@@ -65,6 +70,7 @@ lint: ## gofmt, go vet, staticcheck, and a build for each of CROSS_GOOS
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags '$(NO_DRIVERS)' ./...
+	$(GO) vet -C $(SCRIPTS) ./...
 	$(TOOL) staticcheck ./...
 	@for os in $(CROSS_GOOS); do echo "GOOS=$$os go build ./..."; GOOS=$$os $(GO) build ./... || exit 1; done
 
@@ -86,7 +92,8 @@ fuzz: ## run every fuzz test for FUZZTIME (default 30s) each
 # The soak (docs/benchmarks.md, "Soak"): 3 minutes by default; pass flags
 # in SOAK_FLAGS, e.g. make soak SOAK_FLAGS='--duration 30m --csv soak.csv'.
 soak: ## serve a generated tree under verifying clients, load, edits and reloads for 3m (SOAK_FLAGS='--duration 30m')
-	$(GO) run ./scripts/soak $(SOAK_FLAGS)
+	$(GO) build -C $(SCRIPTS) -o $(CURDIR)/bin/soak ./soak
+	bin/soak $(SOAK_FLAGS)
 
 golden: ## regenerate golden files under testdata/golden
 	UPDATE_GOLDEN=1 $(GO) test -count=1 ./...
@@ -176,7 +183,7 @@ RELEASE_DOCS := LICENSE NOTICE README.md
 dist: ## release archives for RELEASE_PLATFORMS, their SBOMs and SHA256SUMS into dist/
 	rm -rf $(DIST) bin/release
 	mkdir -p $(DIST) bin/release
-	$(GO) build -o bin/release/release ./scripts/release
+	$(GO) build -C $(SCRIPTS) -o $(CURDIR)/bin/release/release ./release
 	@set -e; $(BUILD_PAIR); cdx=$$($(TOOL) -n cyclonedx-gomod); \
 	for p in $(RELEASE_PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; exe=; ext=tar.gz; \

@@ -20,4 +20,7 @@ cd "$(dirname "$0")/.."
 for tool in go wrk sha256sum find xargs; do
 	command -v "$tool" >/dev/null || { echo "bench-growth: $tool is required" >&2; exit 1; }
 done
-exec go run ./scripts/bench growth "$@"
+# scripts/ is its own module: build the command there, run it from here.
+bin="$(mktemp -d)/bench"
+go build -C scripts -o "$bin" ./bench
+exec "$bin" growth "$@"

@@ -12,7 +12,7 @@
 #     request (the page is rendered) and the median of 5 later ones
 #     (served from the snapshot's cache), and of a search (?q=, rendered
 #     per request);
-#   - Chromium (scripts/page-weight.go): wire and body bytes, time to the
+#   - Chromium (scripts/pageweight): wire and body bytes, time to the
 #     last byte, DOMContentLoaded and load, median of 5 loads without cache.
 # Requires go, curl and chromium. Every process it starts is stopped by pid.
 set -euo pipefail
@@ -56,7 +56,7 @@ for n in "$@"; do
 		gz=$(curl -s -H 'Accept: text/html' -H 'Accept-Encoding: gzip' "$u" | wc -c) # compressed from the second request on
 		echo "== $n skills, catalogue_page_size $size"
 		echo "curl: / $plain B, gzip $gz B; first byte: first request ${first}s, cached ${later}s; search ?q=group-3 ${search}s"
-		go run scripts/page-weight.go -n 5 "$u" "${u}ui/skills/skill-00001"
+		go run -C scripts ./pageweight -n 5 "$u" "${u}ui/skills/skill-00001"
 		kill "$pid"
 		wait "$pid" 2>/dev/null || true
 		pid=

@@ -15,4 +15,7 @@ cd "$(dirname "$0")/.."
 for tool in go wrk; do
 	command -v "$tool" >/dev/null || { echo "bench-serve: $tool is required (apt-get install -y $tool)" >&2; exit 1; }
 done
-exec go run ./scripts/bench serve "$@"
+# scripts/ is its own module: build the command there, run it from here.
+bin="$(mktemp -d)/bench"
+go build -C scripts -o "$bin" ./bench
+exec "$bin" serve "$@"

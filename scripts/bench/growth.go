@@ -20,6 +20,7 @@ import (
 	"github.com/skillserver/skillserver/internal/benchtree"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/skill"
+	"github.com/skillserver/skillserver/scripts/internal/product"
 )
 
 // growthRow is one tree size's figures.
@@ -75,7 +76,7 @@ func runGrowth(ctx context.Context, args []string) error {
 		return err
 	}
 	defer cleanup()
-	bin, err := buildServer(ctx, work)
+	bin, err := product.Build(ctx, work)
 	if err != nil {
 		return err
 	}

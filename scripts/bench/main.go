@@ -4,8 +4,8 @@
 // and how its costs grow with the tree (docs/benchmarks.md). It is what
 // scripts/bench-serve.sh and scripts/bench-growth.sh run:
 //
-//	go run ./scripts/bench serve  [--skills 300] [--duration 5s] [--rounds 3]
-//	go run ./scripts/bench growth [--sizes 100,1000,10000,100000] [--duration 5s]
+//	go run -C scripts ./bench serve  [--skills 300] [--duration 5s] [--rounds 3]
+//	go run -C scripts ./bench growth [--sizes 100,1000,10000,100000] [--duration 5s]
 //
 // Everything runs on 127.0.0.1; every process it starts (the server,
 // nginx, wrk) is stopped by its pid before it returns, also on Ctrl-C.

@@ -25,35 +25,6 @@ import (
 	"github.com/skillserver/skillserver/internal/benchtree"
 )
 
-// repoRoot is the module's root: scripts/bench is run from anywhere in it.
-func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run bench inside the skillserver module")
-	}
-	return filepath.Dir(mod), nil
-}
-
-// buildServer builds cmd/skillserver into dir, as `make build` does.
-func buildServer(ctx context.Context, dir string) (string, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "skillserver")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/skillserver")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/skillserver: %w", err)
-	}
-	return bin, nil
-}
-
 // tree generates (or reuses) a bench tree of skills skills in dir.
 func tree(dir string, skills int) (*benchtree.Tree, error) {
 	agents := max(skills/10, 1)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/scripts/internal/product"
 )
 
 // row is one line of the comparison: a request both sides answer with
@@ -70,7 +71,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	bin, err := buildServer(ctx, work)
+	bin, err := product.Build(ctx, work)
 	if err != nil {
 		return err
 	}

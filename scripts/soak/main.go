@@ -4,7 +4,7 @@
 // deployment sees all at once, and fails on any wrong byte, server error,
 // broken promise or rising memory (docs/benchmarks.md, "Soak"):
 //
-//	go run ./scripts/soak [--duration 3m] [--skills 2000] [--clients 4] [--connections 16] [--csv FILE]
+//	go run -C scripts ./soak [--duration 3m] [--skills 2000] [--clients 4] [--connections 16] [--csv FILE]
 //	make soak SOAK_FLAGS='--duration 30m'
 //
 // It generates a tree (internal/benchtree), builds cmd/skillserver into a

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/benchtree"
 	"github.com/skillserver/skillserver/internal/check"
+	"github.com/skillserver/skillserver/scripts/internal/product"
 )
 
 // defaultRetentionMaxBytes is the server's retention_max_bytes, which
@@ -53,7 +54,7 @@ func run(ctx context.Context, cfg config) error {
 		time.Since(start).Round(time.Millisecond), t.Skills, t.SkillsWithResources, t.VersionedSkills, t.Agents, t.Files, t.Bytes)
 	bin := cfg.bin
 	if bin == "" {
-		if bin, err = buildServer(ctx, work); err != nil {
+		if bin, err = product.Build(ctx, work); err != nil {
 			return err
 		}
 	} else if bin, err = filepath.Abs(bin); err != nil {

@@ -23,35 +23,6 @@ import (
 	"time"
 )
 
-// repoRoot is the module's root: the soak may be run from anywhere in it.
-func repoRoot() (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	mod := strings.TrimSpace(string(out))
-	if mod == "" || mod == os.DevNull {
-		return "", errors.New("run the soak inside the skillserver module")
-	}
-	return filepath.Dir(mod), nil
-}
-
-// buildServer builds cmd/skillserver into dir, as `make build` does.
-func buildServer(ctx context.Context, dir string) (string, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "skillserver")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/skillserver")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/skillserver: %w", err)
-	}
-	return bin, nil
-}
-
 // freePort returns a loopback port nothing listens on right now.
 func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,13 +1,11 @@
-//go:build ignore
-
-// page-weight loads pages of a running skillserver in headless Chromium
+// Command pageweight loads pages of a running skillserver in headless Chromium
 // and prints, for each, what the browser's Navigation Timing saw: bytes
 // on the wire and decoded, time to the last byte, to DOMContentLoaded
 // and to the load event (docs/benchmarks.md, "HTML catalogue"). Each page
 // is loaded -n times in one tab with the cache disabled; the median
 // is printed.
 //
-//	go run scripts/page-weight.go -n 5 http://127.0.0.1:8080/ http://127.0.0.1:8080/ui/skills/skill-00001
+//	go run -C scripts ./pageweight -n 5 http://127.0.0.1:8080/ http://127.0.0.1:8080/ui/skills/skill-00001
 package main
 
 import (

@@ -1,11 +1,9 @@
-//go:build ignore
-
-// host-flood measures, on loopback, the req/s of a regular host's
+// Command hostflood measures, on loopback, the req/s of a regular host's
 // document after junk Host values, and while a new Host arrives with
 // every request (docs/operations.md, "Limits and abuse"). Run it against
 // a server started with base_url empty:
 //
-//	go run scripts/host-flood.go -addr 127.0.0.1:8080 -junk 8 -d 5s
+//	go run -C scripts ./hostflood -addr 127.0.0.1:8080 -junk 8 -d 5s
 package main
 
 import (
