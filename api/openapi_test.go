@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/httpapi"
@@ -469,7 +470,10 @@ func TestOpenAPIOperationsAnswer(t *testing.T) {
 	schemas := loadSchemas(t)
 	log := slog.New(slog.DiscardHandler)
 	opts := httpapi.Options{BaseURL: "https://skills.example.com", Build: httpapi.BuildInfo{Version: "v0.0.0-test", GoVersion: runtime.Version()},
-		Metrics: metrics.New(metrics.Build{Version: "v0.0.0-test"}).Handler()}
+		Metrics: metrics.New(metrics.Build{Version: "v0.0.0-test"}).Handler(),
+		// The read API's bounds as configured by default (a zero field is off).
+		MaxSearchResults: config.Default[int]("max_search_results"), MaxUpdateChecks: config.Default[int]("max_update_checks"),
+		MaxBodyBytes: config.Default[int]("max_body_bytes"), MaxQueryBytes: config.Default[int]("max_query_bytes")}
 
 	skills, agents := fixture.ExampleTree(t, "..")
 	// The agent card speaks for the server: name and version come from

@@ -12,11 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/skillserver/skillserver/internal/config"
-	"github.com/skillserver/skillserver/internal/httpapi"
-	"github.com/skillserver/skillserver/internal/scan"
-	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // limitTree is a skills root with one skill at each of the tree limits
@@ -204,31 +199,5 @@ func TestMetricsConnectionCap(t *testing.T) {
 				t.Errorf("at the default cap the first connection was closed: %v", err)
 			}
 		})
-	}
-}
-
-// The packages' safe zero values (a zero Limits or Options field means
-// their default) are the defaults of the configuration keys that set
-// them: one number each, whichever way a bound is reached.
-func TestLimitDefaultsAgree(t *testing.T) {
-	want := map[string]int{
-		"max_frontmatter_depth": skill.DefaultMaxDepth,
-		"max_value_problems":    skill.DefaultMaxValueProblems,
-		"max_folder_depth":      scan.DefaultMaxFolderDepth,
-		"max_search_results":    httpapi.DefaultMaxSearchResults,
-		"max_update_checks":     httpapi.DefaultMaxUpdateChecks,
-		"max_body_bytes":        httpapi.DefaultMaxBodyBytes,
-		"max_query_bytes":       httpapi.DefaultMaxQueryBytes,
-	}
-	for _, k := range config.Keys {
-		if v, ok := want[k.Name]; ok {
-			if k.Default != v {
-				t.Errorf("%s defaults to %v in the configuration, %d in its package", k.Name, k.Default, v)
-			}
-			delete(want, k.Name)
-		}
-	}
-	for name := range want {
-		t.Errorf("no configuration key %s", name)
 	}
 }

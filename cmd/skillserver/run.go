@@ -115,17 +115,9 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	defer cancelRun()
 
 	bi := build()
-	retention := cfg.Retention
-	if retention == 0 {
-		retention = -1 // configured off
-	}
 	m := metrics.New(metrics.Build{Version: build().Version, Commit: commit, GoVersion: runtime.Version()})
-	docCache := cfg.DocCacheBytes
-	if docCache == 0 {
-		docCache = -1 // configured off
-	}
-	cat := catalog.New(src, log, catalog.Options{Retention: retention, RetentionMaxBytes: cfg.RetentionBytes,
-		DocumentCacheBytes: docCache, OnReload: func(res catalog.ReloadResult) { m.ObserveReload(reloadFigures(res)) },
+	cat := catalog.New(src, log, catalog.Options{Retention: cfg.Retention, RetentionMaxBytes: cfg.RetentionBytes,
+		DocumentCacheBytes: cfg.DocCacheBytes, OnReload: func(res catalog.ReloadResult) { m.ObserveReload(reloadFigures(res)) },
 		OnRetention: func(st catalog.RetentionStats) { m.ObserveRetention(retainedFigures(st)) }})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
@@ -141,10 +133,10 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		WriteStallTimeout: cfg.WriteStallTO,
 		MaxRanges:         cfg.MaxRanges,
 		CataloguePageSize: cfg.CataloguePage,
-		MaxSearchResults:  noBound(cfg.MaxSearchResults),
-		MaxUpdateChecks:   noBound(cfg.MaxUpdateChecks),
+		MaxSearchResults:  cfg.MaxSearchResults,
+		MaxUpdateChecks:   cfg.MaxUpdateChecks,
 		MaxBodyBytes:      cfg.MaxBodyBytes,
-		MaxQueryBytes:     noBound(cfg.MaxQueryBytes),
+		MaxQueryBytes:     cfg.MaxQueryBytes,
 		RequestLog:        requestLog,
 	}
 	if cfg.MetricsListen == "" {
@@ -334,15 +326,6 @@ func fdHeadroom(cfg *config.Config) int {
 	n := fdBase + runtime.GOMAXPROCS(0)*(cfg.MaxFolderDepth+scanFDs)
 	if cfg.MetricsListen != "" {
 		n += cfg.MetricsMaxConns
-	}
-	return n
-}
-
-// noBound is a configured limit for an Options field whose 0 is its
-// default: the configuration's 0 (no limit) is -1 there.
-func noBound(n int) int {
-	if n == 0 {
-		return -1
 	}
 	return n
 }

@@ -28,20 +28,17 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// DefaultRetention is how long pinned URLs outlive a reload by default.
-const DefaultRetention = 10 * time.Minute
-
-// Options tune a Catalog beyond what to scan.
+// Options tune a Catalog beyond what to scan. A zero field is off, as 0
+// is in the configuration: no retention, no bound, no cache.
 type Options struct {
 	// Retention is how long a pinned URL keeps serving its bytes after a
-	// reload replaced them; 0 means DefaultRetention, negative disables.
+	// reload replaced them (0: not at all).
 	Retention time.Duration
 	// RetentionMaxBytes bounds the bytes kept only for retention (0: no
 	// bound).
 	RetentionMaxBytes int64
 	// DocumentCacheBytes bounds the documents kept for base URLs nobody
-	// configured, across snapshots; 0 means feed.DefaultCacheBytes,
-	// negative keeps none.
+	// configured, across snapshots (0: none are kept).
 	DocumentCacheBytes int64
 	// OnReload, if set, is called after every reload attempt.
 	OnReload func(ReloadResult)
@@ -102,14 +99,8 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	if o.Retention == 0 {
-		o.Retention = DefaultRetention
-	}
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.DocumentCacheBytes == 0 {
-		o.DocumentCacheBytes = feed.DefaultCacheBytes
 	}
 	c := &Catalog{src: src, log: log, opts: o, cache: scan.NewCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
 		docs: feed.NewSharedCache(o.DocumentCacheBytes)}

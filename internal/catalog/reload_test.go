@@ -252,7 +252,7 @@ func TestRetentionByteBound(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "a", "SKILL.md"), skillMD("a"), 0o644)
 	writeFile(t, filepath.Join(root, "a", "big.bin"), strings.Repeat("x", 4000), 0o644)
-	c := newTestCatalog(t, Source{SkillsDir: root}, Options{RetentionMaxBytes: 5000})
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: 10 * time.Minute, RetentionMaxBytes: 5000})
 	for i := range 3 {
 		writeFile(t, filepath.Join(root, "a", "big.bin"), strings.Repeat(string(rune('a'+i)), 4000), 0o644)
 		if _, err := c.Reload(t.Context()); err != nil {

@@ -70,7 +70,7 @@ func TestRetentionBoundsRetiredSnapshots(t *testing.T) {
 	}
 	write()
 	start := liveHeap()
-	c := newTestCatalog(t, Source{SkillsDir: root}, Options{RetentionMaxBytes: bound})
+	c := newTestCatalog(t, Source{SkillsDir: root}, Options{Retention: 10 * time.Minute, RetentionMaxBytes: bound})
 	for i := range 8 {
 		write()
 		if _, err := c.Reload(t.Context()); err != nil {

@@ -112,8 +112,10 @@ func (s *Snapshot) ErrorCount() int { return s.derived.errors }
 // Build scans src into a new snapshot with the given generation. Problems
 // with individual items are data in the snapshot; an error means the scan as
 // a whole failed (a root unreadable, ctx cancelled) and nothing was built.
+// It is for one look at a tree (validate, export): documents for bases
+// nobody configured are made per call, never cached.
 func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error) {
-	return build(ctx, buildInput{src: src, generation: generation, cache: scan.NewCache(), docs: feed.NewSharedCache(feed.DefaultCacheBytes)})
+	return build(ctx, buildInput{src: src, generation: generation, cache: scan.NewCache(), docs: feed.NewSharedCache(0)})
 }
 
 type buildInput struct {

@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +22,7 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// Defaults of Options.
+// Defaults of the command's flags that set Options.
 const (
 	DefaultConcurrency = 4
 	DefaultTimeout     = 30 * time.Second // netclaw's budget per request
@@ -32,7 +31,9 @@ const (
 // ErrUsage marks an Options value Run cannot start from.
 var ErrUsage = errors.New("invalid check options")
 
-// Options say what to check and how.
+// Options say what to check and how. A zero bound is off, as 0 is in
+// the server's configuration: Timeout 0 never times out, MaxBytes 0 reads
+// any size, and Concurrency 0 fetches one item at a time.
 type Options struct {
 	// URL is the feed's base URL: http(s)://host[:port][/prefix], such as
 	// https://skills.example.com or https://host/t/<token> for a
@@ -189,7 +190,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	case o.MaxBytes < 0:
 		return nil, fmt.Errorf("%w: max bytes %d: want a positive size", ErrUsage, o.MaxBytes)
 	}
-	conc := cmp.Or(o.Concurrency, DefaultConcurrency)
+	conc := max(o.Concurrency, 1)
 	rt := o.Transport
 	if rt == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
@@ -201,7 +202,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	path, _ := url.Parse(base)
 	authed := o.Token != "" || strings.HasPrefix(path.Path, "/t/")
 	c := New(base)
-	c.HTTP = &http.Client{Transport: rt, Timeout: cmp.Or(o.Timeout, DefaultTimeout), CheckRedirect: keepCredentials(path, authed)}
+	c.HTTP = &http.Client{Transport: rt, Timeout: o.Timeout, CheckRedirect: keepCredentials(path, authed)}
 	c.Token = o.Token
 	c.Concurrency = conc
 	c.MaxBytes = o.MaxBytes

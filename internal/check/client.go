@@ -36,7 +36,7 @@ import (
 )
 
 // Bounds clients apply to archives (the skills CLI's: 50 MiB, 1000
-// entries), and the default bound on one response.
+// entries), and the command's default bound on one response.
 const (
 	MaxArchiveBytes = 50 << 20
 	MaxArchiveFiles = 1000
@@ -74,7 +74,7 @@ type Client struct {
 	Skipped int
 	// Concurrency is how many items are fetched at once; 0 is one.
 	Concurrency int
-	// MaxBytes bounds the bytes read of one response; 0 is DefaultMaxBytes.
+	// MaxBytes bounds the bytes read of one response; 0 is no bound.
 	MaxBytes int64
 
 	mu  sync.Mutex // guards the maps and counters under Concurrency
@@ -139,10 +139,10 @@ func (c *Client) get(ctx context.Context, itemName, u string, as media) ([]byte,
 		return nil, &Violation{Rule: RuleFetch, Item: itemName, URL: u, Msg: "GET: " + unwrapURLError(err), cause: err}
 	}
 	defer resp.Body.Close()
-	body, err := readBounded(resp.Body, c.maxBytes())
+	body, err := readBounded(resp.Body, c.MaxBytes)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return nil, &Violation{Rule: RuleSize, Item: itemName, URL: u, Msg: fmt.Sprintf("response is over %d bytes", c.maxBytes())}
+		return nil, &Violation{Rule: RuleSize, Item: itemName, URL: u, Msg: fmt.Sprintf("response is over %d bytes", c.MaxBytes)}
 	case err != nil:
 		return nil, &Violation{Rule: RuleFetch, Item: itemName, URL: u, Msg: "GET: reading the body: " + err.Error()}
 	case resp.StatusCode != http.StatusOK:
@@ -170,19 +170,16 @@ func unwrapURLError(err error) string {
 
 var errTooLarge = errors.New("response too large")
 
+// readBounded reads r whole, or fails past n bytes (0: no bound).
 func readBounded(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		return io.ReadAll(r)
+	}
 	b, err := io.ReadAll(io.LimitReader(r, n+1))
 	if err == nil && int64(len(b)) > n {
 		return nil, errTooLarge
 	}
 	return b, err
-}
-
-func (c *Client) maxBytes() int64 {
-	if c.MaxBytes > 0 {
-		return c.MaxBytes
-	}
-	return DefaultMaxBytes
 }
 
 func (c *Client) getJSON(ctx context.Context, itemName, u string, as media, v any) error {

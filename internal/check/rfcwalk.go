@@ -45,10 +45,11 @@ func (c *Client) artifact(ctx context.Context, itemName, name, typ, u, digest st
 	return files, nil
 }
 
-// parseLimits are the front matter bounds of the files check parses: only
-// the problem list is bounded, so a remote file can make no long one; the
+// parseLimits are the front matter bounds of the files check parses, its
+// own (a zero Limits field is no bound): the nesting and the problem list,
+// so that a remote file can make no deep walk and no long report; the
 // size limits are the server's own business.
-var parseLimits = skill.Limits{MaxValueProblems: skill.DefaultMaxValueProblems}
+var parseLimits = skill.Limits{MaxDepth: 16, MaxValueProblems: 10}
 
 // checkSkillMD requires strict UTF-8 and front matter naming the skill
 // as advertised.

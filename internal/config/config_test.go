@@ -152,7 +152,7 @@ func TestRejects(t *testing.T) {
 		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
 		{"one-character admin token", nil, map[string]string{"SKILLSERVER_ADMIN_TOKEN": "x"}, "", "admin_token: shorter than 16 characters, which can be guessed; make one with `openssl rand -hex 24`"},
 		{"15-character admin token in the file", nil, nil, "admin_token: abcdefghijklmno\n", "admin_token: shorter than 16 characters"},
-		{"negative auth failures", []string{"--auth-failures-per-minute", "-1"}, nil, "", "auth_failures_per_minute -1: must not be negative (0: no limit)"},
+		{"negative auth failures", []string{"--auth-failures-per-minute", "-1"}, nil, "", "auth_failures_per_minute -1: must not be negative (0 is off)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,5 +314,47 @@ func TestExampleFileLoads(t *testing.T) {
 	got.SkillsExplicit, got.AgentsExplicit = want.SkillsExplicit, want.AgentsExplicit
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("the example, uncommented, loads\n%+v\nwant the defaults\n%+v", got, want)
+	}
+}
+
+// TestZeroIsOff: 0 has one meaning in every number and duration key. A
+// key without Min takes 0 (off) and refuses a negative value; a key with
+// Min refuses 0 and what is below Min, naming the key, the bound and why.
+func TestZeroIsOff(t *testing.T) {
+	numbers := 0
+	for _, k := range Keys {
+		if k.Zero() == "" {
+			if k.Min != nil {
+				t.Errorf("%s: Min set on a key that is no number or duration", k.Name)
+			}
+			continue
+		}
+		numbers++
+		t.Run(k.Name, func(t *testing.T) {
+			if k.Min != nil && fmt.Sprintf("%T", k.Min) != fmt.Sprintf("%T", k.Default) {
+				t.Fatalf("Min is a %T, the default a %T", k.Min, k.Default)
+			}
+			if k.Min != nil && k.MinWhy == "" {
+				t.Error("Min without MinWhy")
+			}
+			file := func(v string) map[string]string {
+				return map[string]string{"SKILLSERVER_CONFIG": writeConfig(t, k.Name+": "+v+"\n")}
+			}
+			_, err := load(t, nil, file("0"))
+			switch {
+			case k.Min == nil && err != nil:
+				// watch_max_wait is also held to watch_debounce, which
+				// has a Min; nothing else may refuse 0.
+				t.Errorf("0 refused: %v", err)
+			case k.Min != nil && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%s 0", k.Name)) || !strings.Contains(err.Error(), fmt.Sprintf("at least %v", k.Min))):
+				t.Errorf("0 for a key with Min %v: %v", k.Min, err)
+			}
+			if _, err := load(t, nil, file("-1")); err == nil || !strings.Contains(err.Error(), k.Name) {
+				t.Errorf("-1 accepted or the error does not name the key: %v", err)
+			}
+		})
+	}
+	if numbers < 30 {
+		t.Errorf("%d number and duration keys: Zero does not know their types", numbers)
 	}
 }

@@ -11,7 +11,8 @@ import (
 // keeps the two equal.
 func MarkdownTable() string {
 	var b strings.Builder
-	b.WriteString("| key | flag | environment | default | meaning |\n|---|---|---|---|---|\n")
+	b.WriteString("**Zero.** For every number and duration key, " + Off + ". The last column says so per key; a key that refuses 0 says why.\n\n")
+	b.WriteString("| key | flag | environment | default | meaning | 0 |\n|---|---|---|---|---|---|\n")
 	for _, k := range Keys {
 		flag := ""
 		if k.Flag != "" {
@@ -24,7 +25,7 @@ func MarkdownTable() string {
 		if def == "" {
 			def = "(empty)"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | `%s` | `%s` | %s |\n", k.Name, flag, k.Env(), def, k.Help)
+		fmt.Fprintf(&b, "| `%s` | %s | `%s` | `%s` | %s | %s |\n", k.Name, flag, k.Env(), def, k.Help, k.Zero())
 	}
 	return b.String()
 }
@@ -43,10 +44,18 @@ func ExampleYAML() string {
 # (or SKILLSERVER_CONFIG). A flag or a SKILLSERVER_* variable overrides
 # the file; an unknown key stops the server. docs/configuration.md says
 # more of each key. Generated from internal/config.Keys (make golden).
+#
 `)
+	for _, line := range wrap("For every number and duration key, "+Off+".", 74) {
+		b.WriteString("# " + line + "\n")
+	}
 	for _, k := range Keys {
 		b.WriteString("\n")
-		for _, line := range wrap(k.Help, 74) {
+		help := k.Help
+		if z := k.Zero(); z != "" {
+			help += ". 0: " + z
+		}
+		for _, line := range wrap(help, 74) {
 			b.WriteString("# " + line + "\n")
 		}
 		fmt.Fprintf(&b, "#%s: %s\n", k.Name, yamlValue(k.Default))

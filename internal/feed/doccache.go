@@ -5,9 +5,6 @@ import (
 	"sync"
 )
 
-// DefaultCacheBytes bounds the shared document cache by default.
-const DefaultCacheBytes = 32 << 20
-
 // SharedCache holds documents spliced for bases nobody configured (the Host
 // of each request, when base_url and allowed_hosts are empty). A
 // catalogue's snapshots share one, bounded in bytes: the least recently
@@ -37,7 +34,7 @@ type lruEntry struct {
 	cost int64
 }
 
-// NewSharedCache returns a cache of at most max bytes (<= 0: none).
+// NewSharedCache returns a cache of at most max bytes (0: it keeps none).
 func NewSharedCache(max int64) *SharedCache {
 	return &SharedCache{max: max, byKey: map[lruKey]*list.Element{}}
 }

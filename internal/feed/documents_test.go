@@ -243,7 +243,7 @@ func TestSharedCacheGzipsOnTheSecondRequest(t *testing.T) {
 // cache and never each other's documents; releasing one drops its
 // documents only.
 func TestGenerationsShareTheCacheApart(t *testing.T) {
-	shared := NewSharedCache(DefaultCacheBytes)
+	shared := NewSharedCache(testCacheBytes)
 	feedAt := func(gen uint64, names ...string) *Feed {
 		var skills []*item.Skill
 		for _, n := range names {

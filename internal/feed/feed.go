@@ -36,7 +36,7 @@ type Input struct {
 	// AgentsConfigured is false when no sub-agent source is configured:
 	// the sub-agent tree is then 404 rather than empty.
 	AgentsConfigured bool
-	PageSize         int // items per native-tree page; 0 means DefaultPageSize
+	PageSize         int // items per native-tree page; 0: one page holds all
 	Server           ServerInfo
 	Shared           *SharedCache // documents for bases nobody configured
 	Origins          Origins      // where the versions came from
@@ -99,9 +99,6 @@ func New(in Input) *Feed {
 	f := &Feed{published: published{src: in.Source, Generation: in.Generation, Skills: in.Skills, Agents: in.Agents,
 		AgentsConfigured: in.AgentsConfigured, pageSize: in.PageSize, server: in.Server, origins: in.Origins},
 		renderings: renderings{docs: newDocCache(in.Shared)}}
-	if f.pageSize <= 0 {
-		f.pageSize = DefaultPageSize
-	}
 	return f
 }
 

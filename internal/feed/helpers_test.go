@@ -36,10 +36,14 @@ func scanFeed(t *testing.T, src Tree) (*Feed, *content.Store) {
 		t.Fatalf("scan: %v", err)
 	}
 	return New(Input{Generation: 1, Source: r, Skills: r.Skills, Agents: r.Agents,
-		AgentsConfigured: src.AgentsDir != "", PageSize: src.PageSize, Shared: NewSharedCache(DefaultCacheBytes)}), r.Store
+		AgentsConfigured: src.AgentsDir != "", PageSize: src.PageSize, Shared: NewSharedCache(testCacheBytes)}), r.Store
 }
 
 var writeFile = fixture.WriteFile
+
+// testCacheBytes bounds the shared cache of the tests' feeds: enough for
+// every document they render.
+const testCacheBytes = 32 << 20
 
 var skillMD = fixture.SkillMD
 
@@ -65,7 +69,7 @@ func feedOf(skills []*item.Skill, agents []*item.Agent, agentsConfigured bool) *
 	slices.SortFunc(skills, func(a, b *item.Skill) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(agents, func(a, b *item.Agent) int { return strings.Compare(a.Name, b.Name) })
 	return New(Input{Generation: 1, Source: itemSource{skills, agents}, Skills: skills, Agents: agents,
-		AgentsConfigured: agentsConfigured, Shared: NewSharedCache(DefaultCacheBytes)})
+		AgentsConfigured: agentsConfigured, Shared: NewSharedCache(testCacheBytes)})
 }
 
 // testPublished is the published time of the versions tests make.

@@ -14,9 +14,6 @@ import (
 // ManifestSchema is /manifest.json's $schema.
 const ManifestSchema = "https://schemas.netclaw.dev/skillserver/manifest/0.1.0"
 
-// DefaultPageSize is how many items a tree page holds unless configured.
-const DefaultPageSize = 500
-
 // AllPage names the single page of a collection that fits on one page.
 const AllPage = "all"
 

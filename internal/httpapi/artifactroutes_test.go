@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/content"
 )
 
@@ -146,7 +148,8 @@ func editableSkill(t *testing.T) (*catalog.Catalog, func(ref string)) {
 		}
 	}
 	write("one")
-	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler),
+		catalog.Options{Retention: config.Default[time.Duration]("retention")})
 	if _, err := cat.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/content"
 )
 
@@ -36,7 +37,8 @@ func TestJunkHostsDoNotMakeDocumentsCostly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler),
+		catalog.Options{DocumentCacheBytes: config.Default[int64]("document_cache_max_bytes")})
 	if _, err := cat.Reload(t.Context()); err != nil {
 		t.Fatal(err)
 	}

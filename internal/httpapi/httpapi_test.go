@@ -15,8 +15,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/transport"
@@ -31,12 +33,23 @@ func newTestServer(t testing.TB, opts Options) (*Server, *catalog.Snapshot) {
 	return newTestServerLog(t, opts, slog.New(slog.DiscardHandler))
 }
 
+// bounded is opts with the bounds of the read API at their configured
+// defaults: a zero Options field is off, no bound.
+func bounded(opts Options) Options {
+	opts.MaxSearchResults = config.Default[int]("max_search_results")
+	opts.MaxUpdateChecks = config.Default[int]("max_update_checks")
+	opts.MaxBodyBytes = config.Default[int]("max_body_bytes")
+	opts.MaxQueryBytes = config.Default[int]("max_query_bytes")
+	return opts
+}
+
 // newTestServerLog is newTestServer logging to log.
 func newTestServerLog(t testing.TB, opts Options, log *slog.Logger) (*Server, *catalog.Snapshot) {
 	t.Helper()
 	skills, agents := fixture.ExampleTree(t, "../..")
 	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents,
-		Server: feed.ServerInfo{Name: "skillserver", Description: "Test server.", Version: "1.2.3-test"}}, slog.New(slog.DiscardHandler))
+		Server: feed.ServerInfo{Name: "skillserver", Description: "Test server.", Version: "1.2.3-test"}}, slog.New(slog.DiscardHandler),
+		catalog.Options{Retention: config.Default[time.Duration]("retention"), DocumentCacheBytes: config.Default[int64]("document_cache_max_bytes")})
 	snap, err := cat.Reload(t.Context())
 	if err != nil {
 		t.Fatal(err)

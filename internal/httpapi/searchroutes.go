@@ -18,20 +18,9 @@ import (
 // limit).
 const defaultTake = 20
 
-// Defaults of the Options that bound the read API.
-const (
-	DefaultMaxSearchResults = 100     // max_search_results
-	DefaultMaxUpdateChecks  = 100     // max_update_checks
-	DefaultMaxBodyBytes     = 1 << 20 // max_body_bytes
-	DefaultMaxQueryBytes    = 1 << 10 // max_query_bytes
-)
-
-// orDefault is n, or def for 0; a negative n is no bound (math.MaxInt).
-func orDefault(n, def int) int {
-	switch {
-	case n == 0:
-		return def
-	case n < 0:
+// bound is the limit n sets: 0 is off, no bound (math.MaxInt).
+func bound(n int) int {
+	if n <= 0 {
 		return math.MaxInt
 	}
 	return n
@@ -43,7 +32,7 @@ func orDefault(n, def int) int {
 // as long as a one-word query.
 func (s *Server) searchText(w http.ResponseWriter, r *http.Request) (string, error) {
 	q := transport.Query(w, r).Get("q")
-	if max := orDefault(s.opts.MaxQueryBytes, DefaultMaxQueryBytes); len(q) > max {
+	if max := bound(s.opts.MaxQueryBytes); len(q) > max {
 		return "", fmt.Errorf("%w: q is %d bytes; the limit is %d (max_query_bytes); search for fewer words", errBadRequest, len(q), max)
 	}
 	return q, nil
@@ -51,7 +40,7 @@ func (s *Server) searchText(w http.ResponseWriter, r *http.Request) (string, err
 
 // maxSearchResults is the most results one search answers.
 func (s *Server) maxSearchResults() int {
-	return orDefault(s.opts.MaxSearchResults, DefaultMaxSearchResults)
+	return bound(s.opts.MaxSearchResults)
 }
 
 // intParam parses a non-negative integer query parameter.
@@ -121,7 +110,7 @@ func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
 	if snap == nil {
 		return
 	}
-	qs, err := decodeUpdateQueries(w, r, orDefault(s.opts.MaxUpdateChecks, DefaultMaxUpdateChecks), int64(orDefault(s.opts.MaxBodyBytes, DefaultMaxBodyBytes)))
+	qs, err := decodeUpdateQueries(w, r, bound(s.opts.MaxUpdateChecks), int64(bound(s.opts.MaxBodyBytes)))
 	if err != nil {
 		s.fail(w, r, err)
 		return

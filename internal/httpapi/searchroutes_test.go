@@ -104,7 +104,7 @@ func TestSearch(t *testing.T) {
 }
 
 func TestCheckUpdates(t *testing.T) {
-	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	s, _ := newTestServer(t, bounded(Options{BaseURL: testBase}))
 	post := func(body string) result {
 		req := httptest.NewRequest("POST", "/api/v1/skills/check-updates", strings.NewReader(body))
 		rec := httptest.NewRecorder()
@@ -255,16 +255,17 @@ func manySkills(t *testing.T, n int, opts Options) *Server {
 }
 
 // TestSearchResultsCap: take of a search and limit of find are cut to
-// max_search_results: 100 by default, what is configured, or nothing.
+// max_search_results: 100 by default, what is configured, or nothing
+// when it is off.
 func TestSearchResultsCap(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  int // Options.MaxSearchResults
 		want int // results for take=1000 of 105 skills
 	}{
-		{"default", 0, 100},
+		{"default", bounded(Options{}).MaxSearchResults, 100},
 		{"configured", 3, 3},
-		{"no limit", -1, 105},
+		{"off", 0, 105},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := manySkills(t, 105, Options{MaxSearchResults: tt.max})
@@ -302,13 +303,14 @@ func TestCheckUpdatesLimits(t *testing.T) {
 		code int
 		has  string
 	}{
-		{"default items", Options{}, items(100), 200, ""},
-		{"default items over", Options{}, items(101), 400, "101 items; at most 100 per request (max_update_checks)"},
-		{"default body over", Options{}, padded, 400, "the body is over 1048576 bytes (max_body_bytes)"},
-		{"default body under", Options{}, padded[:1<<20-1] + "]", 200, ""},
+		{"default items", bounded(Options{}), items(100), 200, ""},
+		{"default items over", bounded(Options{}), items(101), 400, "101 items; at most 100 per request (max_update_checks)"},
+		{"default body over", bounded(Options{}), padded, 400, "the body is over 1048576 bytes (max_body_bytes)"},
+		{"default body under", bounded(Options{}), padded[:1<<20-1] + "]", 200, ""},
 		{"configured items", Options{MaxUpdateChecks: 2}, items(3), 400, "3 items; at most 2 per request (max_update_checks)"},
 		{"configured items at the cap", Options{MaxUpdateChecks: 2}, items(2), 200, ""},
-		{"no item limit", Options{MaxUpdateChecks: -1}, items(500), 200, ""},
+		{"no item limit", Options{}, items(500), 200, ""},
+		{"no body limit", Options{}, padded, 200, ""},
 		{"configured body", Options{MaxBodyBytes: 64}, items(3), 400, "the body is over 64 bytes (max_body_bytes)"},
 		{"blanks after the array past the limit", Options{MaxBodyBytes: 64}, "[]" + strings.Repeat(" ", 100), 400, "the body is over 64 bytes (max_body_bytes)"},
 	}
@@ -327,16 +329,16 @@ func TestCheckUpdatesLimits(t *testing.T) {
 
 // TestSearchTextLimit: q of the read API's search, of find and of the
 // HTML catalogue is bounded by max_query_bytes (1 KiB by default), with
-// a 400 naming the key; -1 (the configuration's 0) is no bound.
+// a 400 naming the key; 0 (off) is no bound.
 func TestSearchTextLimit(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		max  int    // Options.MaxQueryBytes
 		ok   string // the longest q accepted
 	}{
-		{"default", 0, strings.Repeat("a", 1024)},
+		{"default", bounded(Options{}).MaxQueryBytes, strings.Repeat("a", 1024)},
 		{"configured", 8, "abcdefgh"},
-		{"no limit", -1, strings.Repeat("deploy ", 8<<10)},
+		{"off", 0, strings.Repeat("deploy ", 8<<10)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := manySkills(t, 3, Options{MaxQueryBytes: tt.max})
@@ -348,7 +350,7 @@ func TestSearchTextLimit(t *testing.T) {
 				if r := do(t, s, "GET", route.path+url.QueryEscape(tt.ok), "Accept", route.accept); r.code != 200 {
 					t.Errorf("%s with %d bytes: %d %.200s", route.path, len(tt.ok), r.code, r.body)
 				}
-				if tt.max < 0 {
+				if tt.max == 0 {
 					continue
 				}
 				long := tt.ok + "b"

@@ -93,13 +93,13 @@ type Options struct {
 	// ignored and the whole body sent; 0 allows any number.
 	MaxRanges int
 	// CataloguePageSize is how many items one page of the HTML catalogue
-	// lists; 0 means page.DefaultPageSize.
+	// lists; 0: one page lists all.
 	CataloguePageSize int
 	// MaxSearchResults caps take of a search and limit of find: larger
 	// values are taken as it. MaxUpdateChecks bounds the items of one
 	// check-updates request, MaxBodyBytes its body (both 400 beyond).
 	// MaxQueryBytes bounds q of a search or the catalogue (400 beyond).
-	// 0 means the Default; a negative value, no bound.
+	// 0 is off (no bound), as in the configuration.
 	MaxSearchResults int
 	MaxUpdateChecks  int
 	MaxBodyBytes     int

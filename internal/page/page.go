@@ -39,18 +39,14 @@ var assetFiles embed.FS
 // ContentType is the media type of every page.
 const ContentType = "text/html; charset=utf-8"
 
-// DefaultPageSize is how many items one page of the catalogue lists by
-// default (catalogue_page_size).
-const DefaultPageSize = 100
-
 // kindCatalogue is the catalogue's page kind in feed.PageKey; an item's
 // page is keyed by the item's kind (item.Kind's word).
 const kindCatalogue = "catalogue"
 
 // Options configures a Renderer.
 type Options struct {
-	// PageSize is how many items one catalogue page lists; <= 0 means
-	// DefaultPageSize.
+	// PageSize is how many items one catalogue page lists; 0: one page
+	// lists all.
 	PageSize int
 	// Private marks a feed behind read tokens: its install lines switch
 	// the skills CLI's telemetry off, which would report the feed's URLs,
@@ -66,9 +62,6 @@ type Renderer struct {
 
 // New returns a Renderer.
 func New(opts Options) *Renderer {
-	if opts.PageSize <= 0 {
-		opts.PageSize = DefaultPageSize
-	}
 	return &Renderer{opts: opts, tmpl: template.Must(template.New("pages").Parse(pagesHTML))}
 }
 
@@ -176,14 +169,22 @@ func (p *Renderer) Catalogue(f *feed.Feed, base feed.Base, q Query) (*feed.Docum
 }
 
 // pages is how many catalogue pages list n items: one at least.
-func (p *Renderer) pages(n int) int { return max(1, (n+p.opts.PageSize-1)/p.opts.PageSize) }
+func (p *Renderer) pages(n int) int {
+	if p.opts.PageSize <= 0 {
+		return 1
+	}
+	return max(1, (n+p.opts.PageSize-1)/p.opts.PageSize)
+}
 
 // catalogue renders page q.N of items.
 func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []hit) []byte {
-	pages, start := p.pages(len(items)), (q.N-1)*p.opts.PageSize
+	pages, start, end := p.pages(len(items)), 0, len(items)
+	if size := p.opts.PageSize; size > 0 {
+		start, end = (q.N-1)*size, min(len(items), q.N*size)
+	}
 	d := catalogueData{Site: siteOf(f), Title: siteOf(f).Name, Query: q.Text, Tag: q.Tag, Kind: q.Kind, Agents: f.AgentsConfigured,
 		Total: len(items), N: q.N, Pages: pages}
-	for _, h := range items[start:min(len(items), start+p.opts.PageSize)] {
+	for _, h := range items[start:end] {
 		d.Items = append(d.Items, h.entry(f.Prefix()))
 	}
 	if q.Text != "" {

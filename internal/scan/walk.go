@@ -16,21 +16,15 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// DefaultMaxFolderDepth bounds how deep folders may nest below a version
-// folder when Limits sets no bound. The walk holds one open handle per
-// level, so without a bound a deep tree could use up the descriptors the
-// server needs for its connections.
-const DefaultMaxFolderDepth = 64
-
-// Limits bound what one version may hold. Zero means no limit, but for
-// MaxFolderDepth.
+// Limits bound what one version may hold. Zero means no limit, as 0 is
+// off in the configuration.
 type Limits struct {
 	MaxFileBytes  int64 // bytes per file
 	MaxFiles      int   // files per version, SKILL.md included
 	MaxTotalBytes int64 // bytes per version
 	// MaxFolderDepth is how deep folders may nest below a version folder
-	// (max_folder_depth); zero is DefaultMaxFolderDepth, since each level
-	// holds a descriptor while it is walked.
+	// (max_folder_depth). Each level holds a descriptor while it is
+	// walked, so the configuration refuses 0 for it.
 	MaxFolderDepth int
 
 	// Frontmatter bounds the front matter of each SKILL.md and agent-md file.
@@ -350,9 +344,6 @@ type fileReader func(f *file, read func() ([]byte, error)) ([]byte, content.Dige
 func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get fileReader) (files []file, ps []skill.Problem, linked bool) {
 	var total int64
 	maxDepth := lim.MaxFolderDepth
-	if maxDepth <= 0 {
-		maxDepth = DefaultMaxFolderDepth
-	}
 	failed := func() bool {
 		return skill.HasError(ps) || (lim.MaxFiles > 0 && len(files) > lim.MaxFiles) || (lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes)
 	}
@@ -369,7 +360,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 			}
 			switch {
 			case st.isDir():
-				if len(ancestors) > maxDepth {
+				if maxDepth > 0 && len(ancestors) > maxDepth {
 					ps = append(ps, skill.Errorf(t.report(childFull), skill.RuleLimit, "folders nest more than %d levels deep below the version folder (max_folder_depth); flatten the tree", maxDepth))
 					continue
 				}

@@ -127,16 +127,16 @@ func TestScanClosesEveryHandle(t *testing.T) {
 }
 
 // TestDeepNestingIsALimit: the walk holds a handle per level, so folders
-// nested deeper than max_folder_depth (64 when unset) are a limit
+// nested deeper than max_folder_depth (64 by default) are a limit
 // problem naming the key, not a descriptor shortage, and the neighbours
 // stay published.
 func TestDeepNestingIsALimit(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		limit int // max_folder_depth; 0 is unset
+		limit int // max_folder_depth
 		depth int // what the limit allows
 	}{
-		{"default", 0, DefaultMaxFolderDepth},
+		{"default", 64, 64},
 		{"configured", 3, 3},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -174,6 +174,22 @@ func TestDeepNestingIsALimit(t *testing.T) {
 				t.Error("valid neighbour dropped")
 			}
 		})
+	}
+}
+
+// TestFolderDepthOff: max_folder_depth 0 (off, which only a caller of the
+// package can ask for: the configuration refuses it) bounds nothing.
+func TestFolderDepthOff(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "deep")
+	writeFile(t, filepath.Join(dir, "SKILL.md"), skillMD("deep"), 0o644)
+	for range 70 {
+		dir = filepath.Join(dir, "d")
+	}
+	writeFile(t, filepath.Join(dir, "leaf.md"), "leaf\n", 0o644)
+	snap := scanTree(t, Input{SkillsDir: root})
+	if s, ok := snap.Skill("deep"); !ok || len(s.Latest.Resources) != 1 {
+		t.Errorf("70 levels with the depth off: published %v; problems %v", ok, snap.Problems)
 	}
 }
 

@@ -39,16 +39,17 @@ var errMultiDoc = errors.New("front matter holds more than one YAML document (a 
 
 // Limits bound the front matter of one SKILL.md or agent-md file, so that
 // no file can make a parse, a snapshot or a published document large. Zero
-// means no limit, but for MaxDepth. The messages name the configuration
-// keys that set them.
+// means no limit, as 0 is off in the configuration; a caller reading
+// untrusted files sets MaxDepth, since no depth is safe unbounded. The
+// messages name the configuration keys that set them.
 type Limits struct {
 	MaxFrontmatterBytes int // the block, both `---` lines included (max_frontmatter_bytes)
 	MaxKeys             int // keys of one mapping: the top level, metadata (max_frontmatter_keys)
 	MaxListItems        int // items of one list, such as metadata.tags (max_list_items)
 	MaxValueChars       int // UTF-16 code units of a key or string value (max_value_chars)
 	MaxTagChars         int // UTF-16 code units of one metadata.tags item (max_tag_chars)
-	// MaxDepth is how deep values may nest (max_frontmatter_depth); zero
-	// is DefaultMaxDepth, since no depth is safe unbounded.
+	// MaxDepth is how deep values may nest (max_frontmatter_depth): the
+	// names built on the way down grow with the square of the depth.
 	MaxDepth int
 	// MaxValueProblems is how many character or length problems the
 	// values of one file report before one more problem counts the rest
@@ -114,29 +115,6 @@ func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
 	return fields, body, nil
 }
 
-// Defaults of Limits that callers without a configuration use too (the
-// conformance client parses what a feed serves with them).
-const (
-	// DefaultMaxDepth bounds how deep front matter values nest. The known
-	// keys need three levels (metadata: a mapping of lists of strings);
-	// the bound leaves room for what unknown keys hold, and keeps every
-	// walk of the tree short: a flow list nested thousands deep fits in a
-	// few kilobytes, and the names built on the way down grow with the
-	// square of the depth.
-	DefaultMaxDepth = 16
-	// DefaultMaxValueProblems bounds the problems valueProblems reports
-	// for one file.
-	DefaultMaxValueProblems = 10
-)
-
-// maxDepth is lim's nesting bound.
-func (lim Limits) maxDepth() int {
-	if lim.MaxDepth > 0 {
-		return lim.MaxDepth
-	}
-	return DefaultMaxDepth
-}
-
 // checkShape rejects, anywhere below n (named name in messages, at depth
 // depth), anchors and aliases, keys that are not plain values, nesting
 // deeper than lim allows, and mappings or lists with more entries than
@@ -148,8 +126,8 @@ func checkShape(n *yaml.Node, name string, lim Limits, depth int) error {
 	if n.Kind == yaml.AliasNode || n.Anchor != "" {
 		return fmt.Errorf("YAML anchors and aliases (&name, *name, <<: *name) are not allowed in front matter (line %d); write the value out", fileLine(n))
 	}
-	if depth > lim.maxDepth() {
-		return &ruleError{RuleLimit, fmt.Sprintf("front matter nests deeper than %d levels (max_frontmatter_depth), at line %d; flatten it", lim.maxDepth(), fileLine(n))}
+	if lim.MaxDepth > 0 && depth > lim.MaxDepth {
+		return &ruleError{RuleLimit, fmt.Sprintf("front matter nests deeper than %d levels (max_frontmatter_depth), at line %d; flatten it", lim.MaxDepth, fileLine(n))}
 	}
 	switch n.Kind {
 	case yaml.MappingNode:

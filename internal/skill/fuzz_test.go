@@ -11,7 +11,7 @@ import (
 )
 
 // fuzzLimits are small, so that the fuzzer reaches them.
-var fuzzLimits = Limits{MaxFrontmatterBytes: 2048, MaxKeys: 8, MaxListItems: 8, MaxValueChars: 64, MaxTagChars: 16, MaxValueProblems: DefaultMaxValueProblems}
+var fuzzLimits = Limits{MaxFrontmatterBytes: 2048, MaxKeys: 8, MaxListItems: 8, MaxValueChars: 64, MaxTagChars: 16, MaxDepth: 16, MaxValueProblems: 10}
 
 // frontmatterSeeds are inputs for both fuzzers: each rule, each limit,
 // and the shapes YAML can take.

@@ -103,7 +103,8 @@ func TestDeepNesting(t *testing.T) {
 }
 
 // TestFrontmatterDepthConfigured: max_frontmatter_depth set low refuses
-// what the default allows, naming the key; unset, it is 16.
+// what a higher one allows, naming the key; off (0), nothing is refused
+// for its depth.
 func TestFrontmatterDepthConfigured(t *testing.T) {
 	const head = "---\nname: demo\ndescription: d\n"
 	three := head + "metadata:\n  tags: [a]\n---\n" // root, metadata, tags, tag: 3 levels below the root
@@ -115,12 +116,16 @@ func TestFrontmatterDepthConfigured(t *testing.T) {
 	}
 	_, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(four), low)
 	wantProblem(t, ps, RuleLimit, SeverityError, "nests deeper than 3 levels (max_frontmatter_depth), at line 4")
-	if _, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(four), Limits{}); HasError(ps) {
-		t.Errorf("four levels with the depth unset (16): %v", ps)
+	if _, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(four), testLimits); HasError(ps) {
+		t.Errorf("four levels under max_frontmatter_depth 16: %v", ps)
+	}
+	deep := head + "hooks: " + strings.Repeat("[", 40) + "a" + strings.Repeat("]", 40) + "\n---\n"
+	if _, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(deep), Limits{}); HasError(ps) {
+		t.Errorf("40 levels with the depth off: %v", ps)
 	}
 }
 
-// TestLimitsOff: zero limits bound nothing but the depth (16).
+// TestLimitsOff: zero limits bound nothing.
 func TestLimitsOff(t *testing.T) {
 	data := "---\nname: demo\ndescription: d\nmetadata:\n  tags: [" + strings.Repeat("t, ", 999) + strings.Repeat("t", 500) + "]\n  note: " + strings.Repeat("n", 70<<10) + "\n---\n"
 	s, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(data), Limits{})

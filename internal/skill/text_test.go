@@ -65,7 +65,7 @@ func TestValueProblemsBounded(t *testing.T) {
 		want   int    // problems
 		counts string // "" for none
 	}{
-		{"default", DefaultMaxValueProblems, DefaultMaxValueProblems + 1, "50 more values break the character or length rules (at most 10 are reported, max_value_problems)"},
+		{"the default", 10, 11, "50 more values break the character or length rules (at most 10 are reported, max_value_problems)"},
 		{"configured", 3, 4, "57 more values break the character or length rules (at most 3 are reported, max_value_problems)"},
 		{"off", 0, 60, ""},
 	} {
