@@ -28,7 +28,7 @@ func (c *trackedConn) uncork() error {
 	c.held = nil
 	var err error
 	if len(*held) > 0 {
-		if _, err = c.Conn.Write(*held); err != nil {
+		if _, err = c.writeThrough(*held); err != nil {
 			_ = c.Close()
 		}
 	}
@@ -46,7 +46,7 @@ var heldBuffers = sync.Pool{New: func() any { b := make([]byte, 0, heldMax); ret
 func (c *trackedConn) Write(p []byte) (int, error) {
 	held := c.held
 	if held == nil || len(*held) == 0 && len(p) > heldMax {
-		return c.Conn.Write(p)
+		return c.writeThrough(p)
 	}
 	if len(*held)+len(p) <= heldMax {
 		*held = append(*held, p...)
@@ -55,10 +55,24 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 	// One writev of what was kept back and p. Its count includes the
 	// kept bytes; the caller is told of p's only.
 	kept := len(*held)
+	if err := c.wd.begin(c, true); err != nil {
+		return 0, err
+	}
 	bufs := net.Buffers{*held, p}
 	n, err := bufs.WriteTo(c.Conn)
+	c.wd.end()
 	*held = (*held)[:0]
 	return max(int(n)-kept, 0), err
+}
+
+// writeThrough writes p to the connection under the write deadline asked
+// for.
+func (c *trackedConn) writeThrough(p []byte) (int, error) {
+	if err := c.wd.begin(c, true); err != nil {
+		return 0, err
+	}
+	defer c.wd.end()
+	return c.Conn.Write(p)
 }
 
 // writeWhole writes b, the whole body, and flushes it with the headers

@@ -116,6 +116,9 @@ type trackedConn struct {
 	// held is what Write keeps back while the connection is corked
 	// (cork); nil when it is not.
 	held *[]byte
+	// rd and wd are the read and write deadlines, given to the
+	// connection when a read or write uses them (lazydeadline.go).
+	rd, wd lazyDeadline
 }
 
 // evictGrace is how long a connection is safe from eviction after

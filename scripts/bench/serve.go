@@ -140,6 +140,7 @@ func runServe(ctx context.Context, args []string) error {
 		pids[side] = []int{os.Getpid()}
 	}
 	ratios := map[string][]float64{}
+	bareRatios := map[string][]float64{} // row -> ours over the bare net/http server, per round
 	sideRatios := map[string]map[string][]float64{} // bare side -> row -> its ratio to nginx per round
 	for _, side := range calibration {
 		sideRatios[side] = map[string][]float64{}
@@ -180,6 +181,9 @@ func runServe(ctx context.Context, args []string) error {
 				rates[rw.name][side] = append(rates[rw.name][side], rate)
 			}
 			ratios[rw.name] = append(ratios[rw.name], got["ours"]/got["nginx"])
+			if got["bare"] > 0 {
+				bareRatios[rw.name] = append(bareRatios[rw.name], got["ours"]/got["bare"])
+			}
 			for _, side := range calibration {
 				sideRatios[side][rw.name] = append(sideRatios[side][rw.name], got[side]/got["nginx"])
 			}
@@ -196,6 +200,10 @@ func runServe(ctx context.Context, args []string) error {
 	fmt.Printf("load average (1, 5, 15 min) before each round and at the end: %s\n\n", strings.Join(loads, " | "))
 	head := fmt.Sprintf("| %-34s | %10s | %11s | %6s | %-16s | %12s | %13s |", "endpoint", "ours req/s", "nginx req/s", "ratio", "ratios per round", "ours CPU µs", "nginx CPU µs")
 	rule := fmt.Sprintf("|%s|%s|%s|%s|%s|%s|%s|", strings.Repeat("-", 36), strings.Repeat("-", 12), strings.Repeat("-", 13), strings.Repeat("-", 8), strings.Repeat("-", 18), strings.Repeat("-", 14), strings.Repeat("-", 15))
+	if *bare {
+		head += fmt.Sprintf(" %9s | %-16s |", "ours/bare", "per round")
+		rule += strings.Repeat("-", 11) + "|" + strings.Repeat("-", 18) + "|"
+	}
 	for _, side := range calibration {
 		head += fmt.Sprintf(" %14s | %14s | %13s |", side+" req/s", side+"/nginx", side+" CPU µs")
 		rule += strings.Repeat("-", 16) + "|" + strings.Repeat("-", 16) + "|" + strings.Repeat("-", 15) + "|"
@@ -210,6 +218,13 @@ func runServe(ctx context.Context, args []string) error {
 			per = append(per, fmt.Sprintf("%.2f", x))
 		}
 		line := fmt.Sprintf("| %-34s | %10.0f | %11.0f | %6.2f | %-16s | %12s | %13s |", rw.name, median(rates[rw.name]["ours"]), median(rates[rw.name]["nginx"]), ratio, strings.Join(per, " "), cpuCell(cpu[rw.name]["ours"]), cpuCell(cpu[rw.name]["nginx"]))
+		if *bare {
+			var per []string
+			for _, x := range bareRatios[rw.name] {
+				per = append(per, fmt.Sprintf("%.2f", x))
+			}
+			line += fmt.Sprintf(" %9.2f | %-16s |", median(bareRatios[rw.name]), strings.Join(per, " "))
+		}
 		for _, side := range calibration {
 			line += fmt.Sprintf(" %14.0f | %14.2f | %13s |", median(rates[rw.name][side]), median(sideRatios[side][rw.name]), cpuCell(cpu[rw.name][side]))
 		}
