@@ -140,7 +140,7 @@ func runServe(ctx context.Context, args []string) error {
 		pids[side] = []int{os.Getpid()}
 	}
 	ratios := map[string][]float64{}
-	bareRatios := map[string][]float64{} // row -> ours over the bare net/http server, per round
+	bareRatios := map[string][]float64{}            // row -> ours over the bare net/http server, per round
 	sideRatios := map[string]map[string][]float64{} // bare side -> row -> its ratio to nginx per round
 	for _, side := range calibration {
 		sideRatios[side] = map[string][]float64{}
