@@ -83,7 +83,7 @@ func (c *trackedConn) writeThrough(p []byte) (int, error) {
 func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
 	var tc *trackedConn
 	var f http.Flusher
-	if len(b) >= corkMin {
+	if len(b) >= corkMin && !fitsTheBuffer(w.Header(), len(b)) {
 		tc, _ = r.Context().Value(connKey{}).(*trackedConn)
 		f, _ = beneath[http.Flusher](w)
 	}
@@ -111,4 +111,27 @@ func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
 
 // corkMin is the smallest body writeWhole corks the connection for: with
 // less, the headers and body fit net/http's 4 KiB buffer, one write.
+// Above it, fitsTheBuffer tells.
 const corkMin = 2 << 10
+
+// responseBuffer is the size of net/http's buffer of a response's
+// status line, headers and first body bytes (bufio's default): what fits
+// it goes out in one write when the handler returns.
+const responseBuffer = 4 << 10
+
+// statusAndDate is what net/http writes besides the headers it is given:
+// the status line, Date and the blank line (an overestimate).
+const statusAndDate = len("HTTP/1.1 200 OK\r\nDate: Mon, 02 Jan 2006 15:04:05 GMT\r\n\r\n") + 16
+
+// fitsTheBuffer reports whether a response of headers h and a body of n
+// bytes fits net/http's buffer, so that corking would only copy it once
+// more: a lone SKILL.md of 2 to 3.5 KiB.
+func fitsTheBuffer(h http.Header, n int) bool {
+	n += statusAndDate
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + len(": \r\n")
+		}
+	}
+	return n <= responseBuffer
+}
