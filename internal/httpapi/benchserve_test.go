@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/skill"
 	"github.com/skillserver/skillserver/internal/transport"
 )
 
@@ -53,6 +54,8 @@ func BenchmarkServe(b *testing.B) {
 		{"index-gzip", index, []string{"Accept-Encoding", "gzip"}},
 		{"index-304", index, []string{"If-None-Match", "*"}},
 		{"skill-md", "/api/v1/skills/" + sk.Name + "/" + sk.Latest.Version + "/SKILL.md?digest=" + string(sk.Latest.SkillMD), nil},
+		{"blob-file", feed.ArtifactPath(sk.Latest.SkillMD, skill.FileName), nil},
+		{"manifest", feed.DocKey{Kind: feed.DocManifest}.Path(), nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := httptest.NewRequest(http.MethodGet, bc.target, nil)

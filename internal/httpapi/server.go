@@ -132,9 +132,8 @@ type Server struct {
 	installs installCounts
 	// pages renders the HTML catalogue.
 	pages *page.Renderer
-	// recorder logs and counts each request; bytes serves bodies.
-	recorder *transport.Recorder
-	bytes    transport.Bytes
+	// bytes serves bodies.
+	bytes transport.Bytes
 	// lastBase is the base URL derived last: clients of one server
 	// mostly name it by one host, so it is checked and built once.
 	lastBase atomic.Pointer[derivedBase]
@@ -145,12 +144,12 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log,
 		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil}),
 		bytes: transport.Bytes{MaxRanges: opts.MaxRanges, Error: serveContentError}}
-	s.recorder = transport.NewRecorder(transport.Recording{Log: log, Lines: opts.RequestLog, Observer: opts.Observer,
-		Quiet: quietRoutes, Path: s.redactedPath, Unmatched: unmatchedRoute})
+	layer := transport.NewLayer(transport.LayerOptions{Log: log, Lines: opts.RequestLog, Observer: opts.Observer,
+		Quiet: quietRoutes, Path: s.redactedPath, Unmatched: unmatchedRoute,
+		WriteStallTimeout: opts.WriteStallTimeout, ReadBodyTimeout: opts.ReadBodyTimeout})
 	r := chi.NewRouter()
 	s.router = r
-	r.Use(s.recorder.Observe, transport.SendDeadline(opts.WriteStallTimeout), transport.BodyDeadline(opts.ReadBodyTimeout),
-		s.recoverPanics, transport.DiscardHeadBodies, s.cors, s.authenticate, s.parseQuery)
+	r.Use(layer.Wrap, s.recoverPanics, s.cors, s.authenticate, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNotFound)
 	})

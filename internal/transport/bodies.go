@@ -76,7 +76,7 @@ func writeBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 	h["Content-Length"] = headerValue(w, slotContentLength, strconv.Itoa(len(b)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		writeWhole(w, r, b)
+		writeWhole(w, b)
 	}
 }
 
@@ -206,23 +206,4 @@ func (w *errorWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	return w.ResponseWriter.Write(b)
-}
-
-// headWriter drops the body of a HEAD response. net/http does this on a
-// real connection; doing it here too keeps every handler, and any other
-// http.Handler host, free of HEAD special cases.
-type headWriter struct{ http.ResponseWriter }
-
-func (w headWriter) Write(b []byte) (int, error) { return len(b), nil }
-
-func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// DiscardHeadBodies answers HEAD requests as the GET, without the body.
-func DiscardHeadBodies(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodHead {
-			w = headWriter{w}
-		}
-		next.ServeHTTP(w, r)
-	})
 }

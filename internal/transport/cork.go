@@ -79,12 +79,14 @@ func (c *trackedConn) writeThrough(p []byte) (int, error) {
 // in one write system call where the connection allows
 // (trackedConn.cork): a writev of both for a body larger than heldMax.
 // A body over sendChunk is one write per chunk, the first with the
-// headers.
-func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
+// headers. Corking needs a Layer's state (the connection it tracks);
+// without one, or under a writer that cannot flush, b is written as is.
+func writeWhole(w http.ResponseWriter, b []byte) {
 	var tc *trackedConn
 	var f http.Flusher
-	if len(b) >= corkMin && !fitsTheBuffer(w.Header(), len(b)) {
-		tc, _ = r.Context().Value(connKey{}).(*trackedConn)
+	state := requestState(w)
+	if state != nil && len(b) >= corkMin && !fitsTheBuffer(w.Header(), len(b)) {
+		tc = state.conn
 		f, _ = beneath[http.Flusher](w)
 	}
 	if tc == nil || f == nil {
@@ -103,9 +105,7 @@ func writeWhole(w http.ResponseWriter, r *http.Request, b []byte) {
 	// The last bytes kept back go out here: a client that stopped reading
 	// fails this write, past write_stall_timeout.
 	if err := tc.uncork(); err != nil {
-		if sw, ok := beneath[*stallWriter](w); ok {
-			sw.failed(err)
-		}
+		state.failed(err)
 	}
 }
 

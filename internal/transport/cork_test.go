@@ -16,13 +16,13 @@ import (
 
 // corkSizes are body sizes around every bound of the corked write path:
 // corkMin, net/http's 4 KiB header buffer, heldMax, and sendChunk (a body
-// larger than one chunk is several writes of stallWriter).
+// larger than one chunk is several writes of the stall deadline).
 var corkSizes = []int{0, 1, corkMin - 1, corkMin, 3000, 4096 - 300, 4096, 4097, heldMax - 1, heldMax, heldMax + 1,
 	12729, 64 << 10, 258995, sendChunk, sendChunk + 4097, 3*sendChunk + 1}
 
 // serveSizes serves, on a real connection behind the connection cap (so
 // through trackedConn), a body of n bytes at /n under writeBytes, with
-// the stall deadline's writer in front as the program has it.
+// the Layer with a stall deadline in front as the program has it.
 func serveSizes(t *testing.T) string {
 	t.Helper()
 	bodies := map[string][]byte{}
@@ -40,16 +40,13 @@ func serveSizes(t *testing.T) string {
 			return
 		}
 		w.Header()["Etag"] = []string{`"` + r.URL.Path + `"`}
-		if r.Method == http.MethodHead {
-			w = headWriter{w}
-		}
 		writeBytes(w, r, b)
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, ln := NewHTTPServer(SendDeadline(time.Minute)(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Minute}, nil)
+	srv, ln := NewHTTPServer(NewLayer(LayerOptions{WriteStallTimeout: time.Minute}).Wrap(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Minute}, nil)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
@@ -186,7 +183,7 @@ func TestCorkEndsOnPanic(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		func() {
 			defer func() { _ = recover() }()
-			writeWhole(panicWriter{w}, r, make([]byte, heldMax)) // corked whatever the headers
+			writeWhole(panicWriter{w}, make([]byte, heldMax)) // corked whatever the headers
 		}()
 		tc, _ := r.Context().Value(connKey{}).(*trackedConn)
 		if tc == nil || tc.held != nil {
@@ -199,7 +196,7 @@ func TestCorkEndsOnPanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, ln := NewHTTPServer(h, ln, ConnLimits{MaxConns: 2}, nil)
+	srv, ln := NewHTTPServer(NewLayer(LayerOptions{}).Wrap(h), ln, ConnLimits{MaxConns: 2}, nil)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	resp, body := keepAlive(t, ln.Addr().String())("GET", "/")

@@ -9,45 +9,38 @@ import (
 	"time"
 )
 
-// BodyDeadline bounds the time to read a request body (readBodyTimeout
-// from the end of the headers), and tells the connection limiter when the
+// bodyDeadline bounds the time to read r's body (timeout from the end
+// of the headers; 0 does not), and tells the connection limiter when the
 // request has arrived whole, so that from then on its connection is not
 // evicted. http.Server.ReadTimeout is not used: it would also cancel the
 // context of every response that takes longer to send.
-func BodyDeadline(timeout time.Duration) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			tc, _ := r.Context().Value(connKey{}).(*trackedConn)
-			if r.Body == nil || r.Body == http.NoBody {
-				if tc != nil {
-					tc.l.setPhase(tc, phaseServing)
-				}
-				next.ServeHTTP(w, r)
-				return
-			}
-			rc := http.NewResponseController(w)
-			if timeout > 0 {
-				_ = rc.SetReadDeadline(time.Now().Add(timeout)) // unsupported off a real connection
-			}
-			r.Body = &deadlineBody{ReadCloser: r.Body, done: func() {
-				if timeout > 0 {
-					_ = rc.SetReadDeadline(time.Time{})
-				}
-				if tc != nil {
-					tc.l.setPhase(tc, phaseServing)
-				}
-			}}
-			if r.Method == http.MethodGet || r.Method == http.MethodHead {
-				// No GET route reads a body, and net/http would read
-				// the first unreadBodyBytes of it before the answer's
-				// headers anyway. Read it here, under the deadline: a
-				// body nobody reads never ends, and a download sent
-				// with one (an empty chunked body) counted as still
-				// arriving, so it could be evicted half-way.
-				_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, unreadBodyBytes))
-			}
-			next.ServeHTTP(w, r)
-		})
+func bodyDeadline(sw *statusWriter, r *http.Request, timeout time.Duration) {
+	tc := sw.conn
+	if r.Body == nil || r.Body == http.NoBody {
+		if tc != nil {
+			tc.l.setPhase(tc, phaseServing)
+		}
+		return
+	}
+	rc := http.NewResponseController(sw.ResponseWriter)
+	if timeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(timeout)) // unsupported off a real connection
+	}
+	r.Body = &deadlineBody{ReadCloser: r.Body, done: func() {
+		if timeout > 0 {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
+		if tc != nil {
+			tc.l.setPhase(tc, phaseServing)
+		}
+	}}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		// No GET route reads a body, and net/http would read the first
+		// unreadBodyBytes of it before the answer's headers anyway. Read
+		// it here, under the deadline: a body nobody reads never ends,
+		// and a download sent with one (an empty chunked body) counted as
+		// still arriving, so it could be evicted half-way.
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, unreadBodyBytes))
 	}
 }
 
@@ -78,36 +71,24 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // a write system call: at 64 KiB the RFC index of 300 skills took four.
 const sendChunk = 1 << 20
 
-// SendDeadline closes the connection of a response that makes no progress
-// for stall: its client stopped reading. Without it, max_connections
-// clients that asked for a large file and read nothing held every slot
-// for good (a connection being answered is never evicted), and the
-// server answered no one, not even /healthz. The deadline moves on with
-// every sendChunk written, so a download that keeps reading, however
-// long, is never cut.
-func SendDeadline(stall time.Duration) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		if stall <= 0 {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// The clock is read once per end: Observe's start and end
-			// times are this one's too.
-			state := requestState(w)
-			start := time.Now()
-			if state != nil {
-				start = state.start
-			}
-			sw := &stallWriter{ResponseWriter: w, conn: writeDeadline(w), stall: stall, state: state}
-			sw.extend(start) // also replaces the previous request's deadline
-			next.ServeHTTP(sw, r)
-			end := time.Now()
-			if state != nil {
-				state.end = end
-			}
-			sw.extend(end) // for what net/http flushes after the handler
-		})
+// sendStalls makes w close the connection of a response that makes no
+// progress for stall (0: never): its client stopped reading. Without it,
+// max_connections clients that asked for a large file and read nothing
+// held every slot for good (a connection being answered is never
+// evicted), and the server answered no one, not even /healthz. The write
+// deadline moves on with every sendChunk written, so a download that
+// keeps reading, however long, is never cut.
+func (w *statusWriter) sendStalls(stall time.Duration) {
+	if stall <= 0 {
+		return
 	}
+	w.stall = stall
+	if w.conn != nil {
+		w.deadline = w.conn
+	} else {
+		w.deadline = writeDeadline(w.ResponseWriter)
+	}
+	w.extend(w.start)
 }
 
 // deadliner is what net/http's ResponseWriter offers to
@@ -115,8 +96,8 @@ func SendDeadline(stall time.Duration) func(http.Handler) http.Handler {
 type deadliner interface{ SetWriteDeadline(time.Time) error }
 
 // writeDeadline is the SetWriteDeadline of the connection under w's
-// wrappers, found once per request (http.ResponseController would be an
-// allocation); off a real connection, one that does nothing.
+// wrappers (http.ResponseController would be an allocation); off a real
+// connection, one that does nothing.
 func writeDeadline(w http.ResponseWriter) deadliner {
 	if d, ok := beneath[deadliner](w); ok {
 		return d
@@ -128,20 +109,18 @@ type noDeadline struct{}
 
 func (noDeadline) SetWriteDeadline(time.Time) error { return nil }
 
-// stallWriter moves the connection's write deadline on as a response is
-// written (SendDeadline).
-type stallWriter struct {
-	http.ResponseWriter
-	conn  deadliner
-	stall time.Duration
-	state *statusWriter // told when the deadline cut the response; nil outside Observe
+// extend moves the write deadline to stall after now.
+func (w *statusWriter) extend(now time.Time) {
+	if w.stall > 0 {
+		_ = w.deadline.SetWriteDeadline(now.Add(w.stall))
+	}
 }
 
-func (w *stallWriter) extend(now time.Time) {
-	_ = w.conn.SetWriteDeadline(now.Add(w.stall))
-}
-
-func (w *stallWriter) Write(b []byte) (int, error) {
+// send writes b under the stall deadline, a sendChunk at a time.
+func (w *statusWriter) send(b []byte) (int, error) {
+	if w.stall <= 0 {
+		return w.ResponseWriter.Write(b)
+	}
 	var n int
 	for len(b) > 0 {
 		w.extend(time.Now())
@@ -158,10 +137,8 @@ func (w *stallWriter) Write(b []byte) (int, error) {
 
 // failed tells the request log that the deadline cut the response, when
 // err says so.
-func (w *stallWriter) failed(err error) {
-	if w.state != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		w.state.stalled = w.stall
+func (w *statusWriter) failed(err error) {
+	if w.stall > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
+		w.stalled = w.stall
 	}
 }
-
-func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

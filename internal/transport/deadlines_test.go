@@ -49,7 +49,7 @@ func (l *pipeListener) dial() net.Conn {
 }
 
 // stallServer serves a handler writing body in one Write, behind
-// SendDeadline(stall) as httpapi.NewServer has it; the handler's Write error
+// a Layer with write_stall_timeout stall as httpapi.NewServer has it; the handler's Write error
 // arrives on the returned channel.
 func stallServer(t *testing.T, stall time.Duration, body []byte) (*pipeListener, <-chan error) {
 	t.Helper()
@@ -59,7 +59,7 @@ func stallServer(t *testing.T, stall time.Duration, body []byte) (*pipeListener,
 		written <- err
 	})
 	ln := newPipeListener()
-	srv, sln := NewHTTPServer(SendDeadline(stall)(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Second}, nil)
+	srv, sln := NewHTTPServer(NewLayer(LayerOptions{WriteStallTimeout: stall}).Wrap(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Second}, nil)
 	go func() { _ = srv.Serve(sln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln, written
@@ -132,7 +132,7 @@ func TestStalledCorkedResponseCloses(t *testing.T) {
 			writeBytes(w, r, make([]byte, 5000)) // kept back whole until uncork
 		})
 		ln := newPipeListener()
-		srv, sln := NewHTTPServer(SendDeadline(time.Second)(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Minute}, nil)
+		srv, sln := NewHTTPServer(NewLayer(LayerOptions{WriteStallTimeout: time.Second}).Wrap(h), ln, ConnLimits{MaxConns: 4, ReadHeaderTimeout: time.Minute}, nil)
 		go func() { _ = srv.Serve(sln) }()
 		defer srv.Close()
 		c := ln.dial()

@@ -9,9 +9,9 @@ import (
 // timers, under the poller's lock. net/http sets the read deadline four
 // to six times a request (idle_timeout before the next request,
 // read_header_timeout while it arrives, none while the handler runs, and
-// the wake-up of its background read), and SendDeadline moves the write
-// deadline on with every response: on a small answer these were as many
-// timer changes as requests times eight.
+// the wake-up of its background read), and the stall deadline moves the
+// write deadline on with every response: on a small answer these were as
+// many timer changes as requests times eight.
 //
 // A trackedConn keeps the deadline it was asked for and gives it to the
 // connection only when a Read or Write is about to use it, so deadlines

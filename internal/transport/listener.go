@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,7 +50,7 @@ func NewHTTPServer(h http.Handler, ln net.Listener, l ConnLimits, errLog *log.Lo
 		return srv, ln
 	}
 	cl := &connListener{Listener: ln, max: l.MaxConns, evicted: l.Evicted, conns: map[*trackedConn]struct{}{},
-		changed: make(chan struct{}, 1), closed: make(chan struct{})}
+		changed: make(chan struct{}, 1), closed: make(chan struct{}), epoch: time.Now()}
 	srv.ConnState = cl.track
 	srv.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		if tc, ok := c.(*trackedConn); ok {
@@ -89,6 +90,7 @@ const (
 	phaseIdle    connPhase = iota // accepted or kept alive, no request yet
 	phaseReading                  // request headers or body still arriving
 	phaseServing                  // the request is being answered
+	phaseEvicted                  // chosen to be closed at the cap: final
 )
 
 type connKey struct{}
@@ -101,17 +103,26 @@ type connListener struct {
 	changed   chan struct{} // a connection closed or changed phase
 	closed    chan struct{}
 	closeOnce sync.Once
-	mu        sync.Mutex
-	conns     map[*trackedConn]struct{}
+	// waiting counts Accepts at the cap: only then does a phase change
+	// wake one (signal). An Accept counts itself before it reads the
+	// phases and a change is made before the count is read, so one of
+	// the two sees the other.
+	waiting atomic.Int32
+	// epoch is what since counts from.
+	epoch time.Time
+	mu    sync.Mutex // guards conns
+	conns map[*trackedConn]struct{}
 }
 
-// trackedConn is a connection the listener counts. phase and since are
-// guarded by the listener's mutex.
+// trackedConn is a connection the listener counts. Its phase changes
+// three times a request, without the listener's lock.
 type trackedConn struct {
 	net.Conn
 	l     *connListener
-	phase connPhase
-	since time.Time
+	phase atomic.Int32 // a connPhase
+	// since is when an idle or reading connection entered its phase, in
+	// nanoseconds from the listener's epoch (serving ones need none).
+	since atomic.Int64
 	once  sync.Once
 	// held is what Write keeps back while the connection is corked
 	// (cork); nil when it is not.
@@ -139,11 +150,17 @@ func (l *connListener) Accept() (net.Conn, error) {
 		var victim *trackedConn
 		wait := time.Duration(-1)
 		if len(l.conns) >= l.max {
-			victim, wait = l.victimLocked(time.Now())
+			l.waiting.Add(1)
+			victim, wait = l.victimLocked(l.now())
+			if victim != nil || wait < 0 {
+				l.waiting.Add(-1)
+			}
 		}
 		if victim == nil && wait >= 0 {
 			l.mu.Unlock()
-			if !l.await(wait) {
+			ok := l.await(wait)
+			l.waiting.Add(-1)
+			if !ok {
 				_ = c.Close()
 				return nil, net.ErrClosed
 			}
@@ -152,7 +169,7 @@ func (l *connListener) Accept() (net.Conn, error) {
 		if victim != nil {
 			delete(l.conns, victim) // its slot is the newcomer's now
 		}
-		tc.since = time.Now()
+		tc.since.Store(l.now())
 		l.conns[tc] = struct{}{}
 		l.mu.Unlock()
 		if victim != nil {
@@ -165,26 +182,41 @@ func (l *connListener) Accept() (net.Conn, error) {
 	}
 }
 
-// victimLocked picks the connection to close for a newcomer: of those
-// idle or sending their request for longer than evictGrace, the one doing
-// so the longest. Without one, it says how long to wait before one might
-// be (0: until a connection closes or changes phase).
-func (l *connListener) victimLocked(now time.Time) (victim *trackedConn, wait time.Duration) {
-	for c := range l.conns {
-		if c.phase == phaseServing {
-			continue
+// now is the time since the listener's epoch, in nanoseconds.
+func (l *connListener) now() int64 { return int64(time.Since(l.epoch)) }
+
+// victimLocked picks the connection to close for a newcomer (now from
+// the listener's epoch): of those idle or sending their request for
+// longer than evictGrace, the one doing so the longest, marked evicted so
+// that it can no longer begin to be answered. Without one, it says how
+// long to wait before one might be (0: until a connection closes or
+// changes phase).
+func (l *connListener) victimLocked(now int64) (victim *trackedConn, wait time.Duration) {
+	for {
+		victim = nil
+		var oldest int64
+		var phase int32
+		for c := range l.conns {
+			p := c.phase.Load()
+			if p == int32(phaseServing) || p == int32(phaseEvicted) {
+				continue
+			}
+			if since := c.since.Load(); victim == nil || since < oldest {
+				victim, oldest, phase = c, since, p
+			}
 		}
-		if victim == nil || c.since.Before(victim.since) {
-			victim = c
+		if victim == nil {
+			return nil, 0
+		}
+		if left := time.Duration(oldest) + evictGrace - time.Duration(now); left > 0 {
+			return nil, left
+		}
+		// It may have begun to be answered since it was read: then look
+		// again.
+		if victim.phase.CompareAndSwap(phase, int32(phaseEvicted)) {
+			return victim, 0
 		}
 	}
-	if victim == nil {
-		return nil, 0
-	}
-	if left := victim.since.Add(evictGrace).Sub(now); left > 0 {
-		return nil, left
-	}
-	return victim, 0
 }
 
 // await waits d (0: without a time limit) or until a connection closes or
@@ -219,14 +251,23 @@ func (l *connListener) signal() {
 	}
 }
 
+// setPhase moves c to phase p, unless it was evicted.
 func (l *connListener) setPhase(c *trackedConn, p connPhase) {
-	l.mu.Lock()
-	changed := c.phase != p
-	if changed {
-		c.phase, c.since = p, time.Now()
+	for {
+		old := c.phase.Load()
+		if old == int32(p) || old == int32(phaseEvicted) {
+			return
+		}
+		if p != phaseServing {
+			// Before the phase: an Accept that sees the phase sees the
+			// time too.
+			c.since.Store(l.now())
+		}
+		if c.phase.CompareAndSwap(old, int32(p)) {
+			break
+		}
 	}
-	l.mu.Unlock()
-	if changed && p != phaseServing {
+	if p != phaseServing && l.waiting.Load() > 0 {
 		l.signal()
 	}
 }

@@ -39,8 +39,8 @@ func testConnCapEvictsIdle(t *testing.T, request string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// BodyDeadline marks the request as being answered, as the server has it.
-	srv, ln := NewHTTPServer(BodyDeadline(time.Minute)(h), ln, ConnLimits{MaxConns: 2, ReadHeaderTimeout: time.Minute,
+	// The Layer marks the request as being answered, as the server has it.
+	srv, ln := NewHTTPServer(NewLayer(LayerOptions{ReadBodyTimeout: time.Minute}).Wrap(h), ln, ConnLimits{MaxConns: 2, ReadHeaderTimeout: time.Minute,
 		Evicted: func() { evicted <- struct{}{} }}, nil)
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })

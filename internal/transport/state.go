@@ -6,27 +6,39 @@ import (
 	"time"
 )
 
-// statusWriter records what a handler wrote, for the request log, and
-// what inner middleware and the route tell Observe about the request
-// (found with requestState): carried here rather than in the request's
-// context, which would copy the request once more.
+// statusWriter is the one wrapper of a request's ResponseWriter (Layer):
+// it records what a handler wrote, for the request log, keeps the
+// response's deadline and drops a HEAD answer's body, and holds what
+// inner middleware and the route tell the Layer about the request (found
+// with requestState): carried here rather than in the request's context,
+// which would copy the request once more.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// head is set for a HEAD request: Write drops the body, so handlers
+	// answer HEAD as the GET (net/http does this on a real connection;
+	// doing it here too keeps every handler, and any other host of them,
+	// free of HEAD special cases).
+	head bool
+	// conn is the connection the limiter tracks, nil without one.
+	conn *trackedConn
+	// stall is write_stall_timeout (0: none), and deadline what moves the
+	// connection's write deadline on (sendStalls).
+	stall    time.Duration
+	deadline deadliner
 	// token is the name (never the secret) of the request's read token.
 	token string
 	// route is the route that answered (Routed), nil when none did.
 	route *route
 	// values holds header values of this response (value).
 	values [slots]string
-	// start is when the request began; end, when SendDeadline saw its
-	// handler return (zero without it): one reading of the clock for both.
-	start, end time.Time
+	// start is when the request began.
+	start time.Time
 	// query is the parsed query string (SetQuery).
 	query url.Values
-	// stalled is write_stall_timeout when SendDeadline cut the response,
-	// which made no progress for that long.
+	// stalled is write_stall_timeout when the stall deadline cut the
+	// response, which made no progress for that long.
 	stalled time.Duration
 }
 
@@ -41,7 +53,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
-	n, err := w.ResponseWriter.Write(b)
+	if w.head {
+		return len(b), nil
+	}
+	n, err := w.send(b)
 	w.bytes += int64(n)
 	return n, err
 }
@@ -79,8 +94,8 @@ func ETagValue(w http.ResponseWriter, etag string) []string {
 	return headerValue(w, slotETag, etag)
 }
 
-// requestState is the statusWriter under w's wrappers, nil outside
-// Observe.
+// requestState is the statusWriter under w's wrappers, nil outside a
+// Layer.
 func requestState(w http.ResponseWriter) *statusWriter {
 	sw, _ := beneath[*statusWriter](w)
 	return sw
@@ -103,7 +118,7 @@ func beneath[T any](w http.ResponseWriter) (T, bool) {
 }
 
 // Status is the status w's response was given so far (0 for none yet, or
-// outside Observe).
+// outside a Layer).
 func Status(w http.ResponseWriter) int {
 	if sw := requestState(w); sw != nil {
 		return sw.status

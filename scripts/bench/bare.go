@@ -96,6 +96,60 @@ func startBare(dir string) (base string, stop func(), err error) {
 	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
 }
 
+// startBareHeaders is startBare sending, with each file, the header
+// fields skillserver sent with it (heads, by path; ".gz" added for the
+// gzip body), X-Request-Id as it was then, Date net/http's own: the same
+// response bytes. Against it, what is left of the gap is the transport's
+// and the handlers' work, not net/http's for more header fields.
+func startBareHeaders(dir string, heads map[string]http.Header) (base string, stop func(), err error) {
+	files, ln, err := listenMirror(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	// Each response's fields as header values, built once, as skillserver
+	// shares its constant ones.
+	fields := map[string]http.Header{}
+	for p, h := range heads {
+		kept := http.Header{}
+		for k, v := range h {
+			if k != "Date" {
+				kept[k] = v
+			}
+		}
+		fields[p] = kept
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f := files[r.URL.Path]
+		if f == nil || f.body == nil {
+			http.NotFound(w, r)
+			return
+		}
+		key := r.URL.Path
+		gz := f.gzip != nil && strings.Contains(r.Header.Get("Accept-Encoding"), "gzip")
+		if gz {
+			key += ".gz"
+		}
+		h := w.Header()
+		for k, v := range fields[key] {
+			h[k] = v
+		}
+		if inm := r.Header["If-None-Match"]; len(inm) > 0 && inm[0] == h.Get("Etag") {
+			delete(h, "Content-Type")
+			delete(h, "Content-Length")
+			delete(h, "Content-Encoding")
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		body := f.body
+		if gz {
+			body = f.gzip
+		}
+		_, _ = w.Write(body)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.Close() }, nil
+}
+
 // startBareFast is startBare on fasthttp instead of net/http: the same
 // answers from the same memory, through another Go HTTP/1.1 engine. It
 // says how much of the gap to nginx is net/http's own.

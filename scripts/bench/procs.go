@@ -283,6 +283,7 @@ type fetched struct {
 	body     []byte
 	etag     string
 	encoding string
+	header   http.Header
 }
 
 func (f fetched) sum() string {
@@ -308,7 +309,7 @@ func get(url string, headers ...string) (fetched, error) {
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
-	return fetched{status: resp.StatusCode, body: body, etag: resp.Header.Get("ETag"), encoding: resp.Header.Get("Content-Encoding")}, err
+	return fetched{status: resp.StatusCode, body: body, etag: resp.Header.Get("ETag"), encoding: resp.Header.Get("Content-Encoding"), header: resp.Header}, err
 }
 
 var (

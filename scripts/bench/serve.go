@@ -44,6 +44,7 @@ func runServe(ctx context.Context, args []string) error {
 	keep := fs.Bool("keep", false, "keep the work directory (logs, mirror, nginx prefix)")
 	require := fs.Float64("require", 0, "exit non-zero when a row's median ratio is below this (0: report only)")
 	bare := fs.Bool("bare", true, "also run a bare net/http server on the mirror (no log, no middleware): how near nginx Go itself gets here")
+	bareHeaders := fs.Bool("bare-headers", true, "also run the bare net/http server sending the header fields skillserver sent for each file: what net/http costs for the same response bytes, the rest of the gap to bare is the transport's and the handlers'")
 	bareFast := fs.Bool("fasthttp", true, "also run the bare server on fasthttp: how near nginx another Go HTTP engine gets here")
 	profile := fs.String("profile", "", "write a CPU profile of skillserver per row into this directory, taken during the row's first run (serves metrics_pprof on a metrics listener)")
 	fs.Usage = func() {
@@ -98,7 +99,7 @@ func runServe(ctx context.Context, args []string) error {
 	logf("skillserver pid %d at %s, ready in %v", srv.pid(), srv.base, ready.Round(time.Millisecond))
 
 	mirror := filepath.Join(work, "mirror")
-	rows, err := mirrorRows(srv.base, mirror)
+	rows, heads, err := mirrorRows(srv.base, mirror)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,8 @@ func runServe(ctx context.Context, args []string) error {
 		side  string
 		on    bool
 		start func(string) (string, func(), error)
-	}{{"bare", *bare, startBare}, {"fasthttp", *bareFast, startBareFast}} {
+	}{{"bare", *bare, startBare}, {"bare-headers", *bareHeaders, func(dir string) (string, func(), error) { return startBareHeaders(dir, heads) }},
+		{"fasthttp", *bareFast, startBareFast}} {
 		if !b.on {
 			continue
 		}
@@ -141,6 +143,7 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	ratios := map[string][]float64{}
 	bareRatios := map[string][]float64{}            // row -> ours over the bare net/http server, per round
+	sameRatios := map[string][]float64{}            // row -> ours over the bare server with our headers, per round
 	sideRatios := map[string]map[string][]float64{} // bare side -> row -> its ratio to nginx per round
 	for _, side := range calibration {
 		sideRatios[side] = map[string][]float64{}
@@ -184,6 +187,9 @@ func runServe(ctx context.Context, args []string) error {
 			if got["bare"] > 0 {
 				bareRatios[rw.name] = append(bareRatios[rw.name], got["ours"]/got["bare"])
 			}
+			if got["bare-headers"] > 0 {
+				sameRatios[rw.name] = append(sameRatios[rw.name], got["ours"]/got["bare-headers"])
+			}
 			for _, side := range calibration {
 				sideRatios[side][rw.name] = append(sideRatios[side][rw.name], got[side]/got["nginx"])
 			}
@@ -203,6 +209,10 @@ func runServe(ctx context.Context, args []string) error {
 	if *bare {
 		head += fmt.Sprintf(" %9s | %-16s |", "ours/bare", "per round")
 		rule += strings.Repeat("-", 11) + "|" + strings.Repeat("-", 18) + "|"
+	}
+	if *bareHeaders {
+		head += fmt.Sprintf(" %17s | %-16s |", "ours/bare-headers", "per round")
+		rule += strings.Repeat("-", 19) + "|" + strings.Repeat("-", 18) + "|"
 	}
 	for _, side := range calibration {
 		head += fmt.Sprintf(" %14s | %14s | %13s |", side+" req/s", side+"/nginx", side+" CPU µs")
@@ -224,6 +234,13 @@ func runServe(ctx context.Context, args []string) error {
 				per = append(per, fmt.Sprintf("%.2f", x))
 			}
 			line += fmt.Sprintf(" %9.2f | %-16s |", median(bareRatios[rw.name]), strings.Join(per, " "))
+		}
+		if *bareHeaders {
+			var per []string
+			for _, x := range sameRatios[rw.name] {
+				per = append(per, fmt.Sprintf("%.2f", x))
+			}
+			line += fmt.Sprintf(" %17.2f | %-16s |", median(sameRatios[rw.name]), strings.Join(per, " "))
 		}
 		for _, side := range calibration {
 			line += fmt.Sprintf(" %14.0f | %14.2f | %13s |", median(rates[rw.name][side]), median(sideRatios[side][rw.name]), cpuCell(cpu[rw.name][side]))
@@ -257,13 +274,15 @@ func median(xs []float64) float64 {
 
 // mirrorRows writes the responses the rows ask for into dir, at their
 // paths (the gzip body of the RFC index beside it as index.json.gz, for
-// nginx's gzip_static), and returns the rows.
-func mirrorRows(base, dir string) ([]row, error) {
+// nginx's gzip_static), and returns the rows and the header fields of
+// each response, by path (".gz" added for the gzip one).
+func mirrorRows(base, dir string) ([]row, map[string]http.Header, error) {
+	heads := map[string]http.Header{}
 	index := feed.DocKey{Kind: feed.DocRFCIndex}.Path()
 	manifest := feed.DocKey{Kind: feed.DocManifest}.Path()
 	idx, err := get(base + index)
 	if err != nil || idx.status != 200 {
-		return nil, fmt.Errorf("GET %s: status %d, %v", index, idx.status, err)
+		return nil, nil, fmt.Errorf("GET %s: status %d, %v", index, idx.status, err)
 	}
 	var doc struct {
 		Skills []struct {
@@ -272,13 +291,13 @@ func mirrorRows(base, dir string) ([]row, error) {
 		} `json:"skills"`
 	}
 	if err := json.Unmarshal(idx.body, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", index, err)
+		return nil, nil, fmt.Errorf("%s: %w", index, err)
 	}
 	var archive, skillMD string
 	for _, s := range doc.Skills {
 		u, err := url.Parse(s.URL)
 		if err != nil {
-			return nil, fmt.Errorf("%s: url %q: %w", index, s.URL, err)
+			return nil, nil, fmt.Errorf("%s: url %q: %w", index, s.URL, err)
 		}
 		switch {
 		case s.Type == "archive" && archive == "":
@@ -288,7 +307,7 @@ func mirrorRows(base, dir string) ([]row, error) {
 		}
 	}
 	if archive == "" || skillMD == "" {
-		return nil, fmt.Errorf("%s lists no archive or no lone SKILL.md skill", index)
+		return nil, nil, fmt.Errorf("%s lists no archive or no lone SKILL.md skill", index)
 	}
 	plain := func(string) []string { return nil }
 	gz := func(string) []string { return []string{"Accept-Encoding: gzip"} }
@@ -309,6 +328,7 @@ func mirrorRows(base, dir string) ([]row, error) {
 		if err != nil {
 			return err
 		}
+		heads[u.Path+suffix] = f.header
 		p := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(u.Path, "/"))) + suffix
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
@@ -317,13 +337,13 @@ func mirrorRows(base, dir string) ([]row, error) {
 	}
 	for _, target := range []string{index, manifest, archive, skillMD} {
 		if err := write(target, ""); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := write(index, ".gz", "Accept-Encoding: gzip"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return rows, nil
+	return rows, heads, nil
 }
 
 // checkRows fetches every row from every side once: the same status,
