@@ -20,6 +20,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillserver/skillserver/internal/config"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // TestServeChild is not a test: it is the server process that
@@ -67,7 +69,7 @@ func startChild(t *testing.T, nofile string, args ...string) string {
 	if url == "" {
 		t.Fatal("the server process ended before it listened")
 	}
-	eventually(t, 30*time.Second, "the server process is ready", func() error { return readyz(url) })
+	fixture.Eventually(t, 30*time.Second, "the server process is ready", func() error { return fixture.Readyz(url) })
 	return url
 }
 
@@ -310,7 +312,7 @@ func TestTransferEncodedRequestClosesConnection(t *testing.T) {
 			}
 		})
 	}
-	_, body := ts.get(t, "/metrics")
+	_, body := ts.Get(t, "/metrics")
 	if !strings.Contains(string(body), "skillserver_http_transfer_encoded_requests_total 3\n") {
 		t.Errorf("metrics do not count 3 transfer-encoded requests:\n%s", grepLines(string(body), "transfer_encoded"))
 	}

@@ -261,7 +261,7 @@ func TestBrowserCatalogue(t *testing.T) {
 		t.Fatalf("files %q, sizes %q", files, sizes)
 	}
 	for i, href := range hrefs {
-		resp, body := ts.get(t, href)
+		resp, body := ts.Get(t, href)
 		if resp.StatusCode != http.StatusOK || strconv.Itoa(len(body)) != sizes[i] {
 			t.Errorf("%s (%s): %d, %d bytes; the page says %s", files[i], href, resp.StatusCode, len(body), sizes[i])
 		}
@@ -300,7 +300,7 @@ func apiNames(t *testing.T, ts *testServer, path, q string) []string {
 	t.Helper()
 	var out []string
 	for skip := 0; ; skip += 100 {
-		_, body := ts.get(t, path+"?take=100&skip="+strconv.Itoa(skip)+"&q="+url.QueryEscape(q))
+		_, body := ts.Get(t, path+"?take=100&skip="+strconv.Itoa(skip)+"&q="+url.QueryEscape(q))
 		var hits []struct{ Name string }
 		if err := json.Unmarshal(body, &hits); err != nil {
 			t.Fatalf("%s: %v: %s", path, err, body)
@@ -489,13 +489,13 @@ func TestBrowserScriptPolicy(t *testing.T) {
 		fixture.WriteFile(t, filepath.Join(skills, "shipped-script", filepath.FromSlash(name)), body, 0o644)
 	}
 	tokens := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, tokens, "all "+allSecret+" *\n")
+	fixture.WriteTokens(t, tokens, "all "+fixture.AllSecret+" *\n")
 	open := startServer(t, "--skills", skills, "--agents", agents)
 	private := startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", tokens)
 	ctx := browser(t, chromium)
 	cdpCall(t, ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: violationsJS})
 	const pwnedJS = `typeof window.__pwned === "undefined" ? "" : String(window.__pwned)`
-	for _, base := range []string{open.URL, private.URL + "/t/" + allSecret} {
+	for _, base := range []string{open.URL, private.URL + "/t/" + fixture.AllSecret} {
 		// The skill's page links each file at the URL this server serves it.
 		browse(t, ctx, chromedp.Navigate(base+"/ui/skills/shipped-script"), chromedp.WaitReady(chromedp.CSS("footer")))
 		files := map[string]string{}
@@ -507,7 +507,7 @@ func TestBrowserScriptPolicy(t *testing.T) {
 				t.Fatalf("%s: the page links %s at %q, not under %s", base, name, files[name], base)
 			}
 		}
-		if resp, body := fetch(t, http.MethodGet, files["scripts/pwn.js"], "", ""); resp.StatusCode != http.StatusOK || string(body) != shippedFiles["scripts/pwn.js"] ||
+		if resp, body := fixture.Fetch(t, http.MethodGet, files["scripts/pwn.js"], "", ""); resp.StatusCode != http.StatusOK || string(body) != shippedFiles["scripts/pwn.js"] ||
 			!strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") {
 			t.Fatalf("%s: %d %q %q: want the script, as JavaScript", files["scripts/pwn.js"], resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		}
@@ -704,7 +704,7 @@ func TestBrowserExportRunsNoScript(t *testing.T) {
 				if ok, what := ran(t, u); ok {
 					t.Errorf("%s behind nginx (types %s): its script ran (%s)", key, []string{"documented", "stock"}[i], what)
 				}
-				resp, _ := fetch(t, http.MethodGet, u, "", "")
+				resp, _ := fixture.Fetch(t, http.MethodGet, u, "", "")
 				if csp := resp.Header.Get("Content-Security-Policy"); csp != "default-src 'none'; sandbox" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 					t.Errorf("%s behind nginx: Content-Security-Policy %q, X-Content-Type-Options %q", key, csp, resp.Header.Get("X-Content-Type-Options"))
 				}
@@ -721,7 +721,7 @@ func TestBrowserExportRunsNoScript(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, body := fetch(t, http.MethodGet, u, "", "")
+			resp, body := fixture.Fetch(t, http.MethodGet, u, "", "")
 			if resp.StatusCode != http.StatusOK || string(body) != files[path.Base(key)] {
 				t.Fatalf("%s from S3: %s, %q", key, resp.Status, body)
 			}

@@ -24,6 +24,8 @@ import (
 	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // runCheck runs `skillserver check args...` in-process.
@@ -99,10 +101,10 @@ func TestCheckOwnServer(t *testing.T) {
 		skills, agents int
 	}{
 		{"public", []string{public.URL}, 5, 2},
-		{"bearer token", []string{"--token", allSecret, private.URL}, 5, 2},
-		{"scoped bearer token", []string{"--token", teamSecret, private.URL}, 2, 1},
-		{"path token", []string{private.URL + "/t/" + allSecret}, 5, 2},
-		{"scoped path token", []string{private.URL + "/t/" + teamSecret + "/"}, 2, 1},
+		{"bearer token", []string{"--token", fixture.AllSecret, private.URL}, 5, 2},
+		{"scoped bearer token", []string{"--token", fixture.TeamSecret, private.URL}, 2, 1},
+		{"path token", []string{private.URL + "/t/" + fixture.AllSecret}, 5, 2},
+		{"scoped path token", []string{private.URL + "/t/" + fixture.TeamSecret + "/"}, 2, 1},
 		{"one at a time", []string{"--concurrency", "1", public.URL}, 5, 2},
 	}
 	for _, tt := range tests {
@@ -119,7 +121,7 @@ func TestCheckOwnServer(t *testing.T) {
 			if code != exitOK || !strings.Contains(text, "clients will work with this feed") {
 				t.Errorf("text report, exit %d:\n%s", code, text)
 			}
-			if strings.Contains(text, allSecret) || strings.Contains(text, teamSecret) {
+			if strings.Contains(text, fixture.AllSecret) || strings.Contains(text, fixture.TeamSecret) {
 				t.Errorf("the report shows a token:\n%s", text)
 			}
 			t.Logf("check %s:\n%s", tt.name, text)
@@ -351,7 +353,7 @@ func startStaticHosts(t *testing.T, sites []*site) {
 	bin := nginxBinary(t)
 	prefix := t.TempDir()
 	var servers strings.Builder
-	addrs := freeAddrs(t, len(sites))
+	addrs := fixture.FreeAddrs(t, len(sites))
 	for i, s := range sites {
 		addr := addrs[i]
 		s.url = "http://" + addr
@@ -388,7 +390,7 @@ http {
 	errorLog := filepath.Join(prefix, "error.log")
 	out := startProcess(t, filepath.Join(prefix, "nginx.out"), bin, "-p", prefix, "-c", confFile, "-e", errorLog)
 	for _, s := range sites {
-		eventually(t, 10*time.Second, "nginx answers on "+s.url, func() error {
+		fixture.Eventually(t, 10*time.Second, "nginx answers on "+s.url, func() error {
 			resp, err := http.Get(s.url + "/")
 			if err != nil {
 				log, _ := os.ReadFile(errorLog)
@@ -612,7 +614,7 @@ func TestCheckStaticFeeds(t *testing.T) {
 func TestREADMECheck(t *testing.T) {
 	skills, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
-	for _, line := range readmeShellLines(t, "skillserver check ") {
+	for _, line := range fixture.READMEShellLines(t, "../..", "skillserver check ") {
 		cmdline, _, _ := strings.Cut(line, "#")
 		args := strings.Fields(strings.ReplaceAll(cmdline, "http://localhost:8080", ts.URL))[2:]
 		if code, stdout, stderr := runCheck(t, args...); code != exitOK {

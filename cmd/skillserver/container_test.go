@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // The container test builds the image with `make docker DOCKER=podman` and
@@ -298,8 +300,8 @@ func (p podman) start(image string, volumes ...string) container {
 	}
 	c.url = "http://" + hostPort
 
-	eventually(t, 60*time.Second, "container "+c.name+" is ready", func() error {
-		err := readyz(c.url)
+	fixture.Eventually(t, 60*time.Second, "container "+c.name+" is ready", func() error {
+		err := fixture.Readyz(c.url)
 		if err == nil {
 			return nil
 		}
@@ -323,7 +325,7 @@ func (p podman) logs(name string) (string, error) {
 // getBody GETs an absolute URL (testServer.get does not prefix those).
 func getBody(t *testing.T, url string) (*http.Response, []byte) {
 	t.Helper()
-	return (&testServer{}).get(t, url)
+	return fixture.Get(t, url)
 }
 
 // TestContainerImage builds the image and checks the contract of
@@ -388,19 +390,19 @@ func TestContainerImage(t *testing.T) {
 	// podmanGlobal's flags and a --name go after "podman", to pin what
 	// podman would guess on a CI host and to stop it.
 	t.Run("README run line", func(t *testing.T) {
-		line := readmeShellLines(t, "podman run ")[0]
+		line := fixture.READMEShellLines(t, "../..", "podman run ")[0]
 		root, err := filepath.Abs("../..")
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr := freePort(t)
+		addr := fixture.FreePort(t)
 		cmdline := strings.Replace(line, " -p 8080:8080 ", " -p "+addr+":8080 ", 1)
 		if cmdline == line {
 			t.Fatalf("the README's podman run line publishes no -p 8080:8080: %s", line)
 		}
 		name := "skillserver-readme-" + strconv.Itoa(os.Getpid())
 		cmdline = strings.Replace(cmdline, "podman run ", p.bin+" "+strings.Join(podmanGlobal, " ")+" run --name "+name+" ", 1)
-		var out syncBuffer
+		var out fixture.SyncBuffer
 		cmd := exec.Command("bash", "-c", cmdline)
 		cmd.Dir, cmd.Stdout, cmd.Stderr = root, &out, &out
 		if err := cmd.Start(); err != nil {
@@ -413,14 +415,14 @@ func TestContainerImage(t *testing.T) {
 			_ = cmd.Wait()
 		})
 		base := "http://" + addr
-		eventually(t, time.Minute, "the README's container answers /readyz", func() error {
-			if err := readyz(base); err != nil {
+		fixture.Eventually(t, time.Minute, "the README's container answers /readyz", func() error {
+			if err := fixture.Readyz(base); err != nil {
 				return fmt.Errorf("%w (podman: %s)", err, out.String())
 			}
 			return nil
 		})
 		resp, body := getBody(t, base+"/.well-known/agent-skills/index.json")
-		var idx rfcIndex
+		var idx fixture.RFCIndex
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &idx) != nil || len(idx.Skills) != 5 {
 			t.Errorf("the README's container: index %d with %d skills, want 200 with the example tree's 5", resp.StatusCode, len(idx.Skills))
 		}
@@ -434,7 +436,7 @@ func TestContainerImage(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("index: status %d", resp.StatusCode)
 		}
-		var idx rfcIndex
+		var idx fixture.RFCIndex
 		if err := json.Unmarshal(body, &idx); err != nil {
 			t.Fatalf("index: %v", err)
 		}
@@ -446,8 +448,8 @@ func TestContainerImage(t *testing.T) {
 				continue
 			}
 			r, b := getBody(t, s.URL)
-			if r.StatusCode != http.StatusOK || sha(b) != s.Digest {
-				t.Errorf("%s: GET %s: status %d digest %s, want %s", s.Name, s.URL, r.StatusCode, sha(b), s.Digest)
+			if r.StatusCode != http.StatusOK || fixture.SHA(b) != s.Digest {
+				t.Errorf("%s: GET %s: status %d digest %s, want %s", s.Name, s.URL, r.StatusCode, fixture.SHA(b), s.Digest)
 			}
 		}
 		if got, want := strings.Join(names, ","), "code-review,k8s-deploy,release-notes,support-triage,windows-notes"; got != want {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // noDrivers are the build tags that leave every optional bucket driver
@@ -212,7 +214,7 @@ func TestSlimBuildSavesMemory(t *testing.T) {
 	full := buildSkillserver(t, dir, fullBuild, "")
 	skills, agents := exampleTree(t)
 	rss := func(bin string) int64 {
-		addr := freePort(t)
+		addr := fixture.FreePort(t)
 		cmd := exec.Command(bin, "serve", "--listen", addr, "--skills", skills, "--agents", agents)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -221,7 +223,7 @@ func TestSlimBuildSavesMemory(t *testing.T) {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			_ = cmd.Wait()
 		}()
-		eventually(t, 30*time.Second, bin+" is ready", func() error { return readyz("http://" + addr) })
+		fixture.Eventually(t, 30*time.Second, bin+" is ready", func() error { return fixture.Readyz("http://" + addr) })
 		time.Sleep(500 * time.Millisecond) // idle
 		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 		if err != nil {

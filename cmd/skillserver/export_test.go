@@ -88,7 +88,7 @@ func TestExportEqualsServe(t *testing.T) {
 	}
 	active := 0
 	for _, key := range slices.Sorted(maps.Keys(files)) {
-		resp, body := ts.get(t, urlPath(key))
+		resp, body := ts.Get(t, urlPath(key))
 		if resp.StatusCode != 200 || !bytes.Equal(body, files[key]) {
 			t.Errorf("%s: serve answers %d with %d bytes that differ from the export's %d", key, resp.StatusCode, len(body), len(files[key]))
 		}
@@ -215,7 +215,7 @@ func TestExportBehindNginx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var idx rfcIndex
+	var idx fixture.RFCIndex
 	err = json.NewDecoder(resp.Body).Decode(&idx)
 	resp.Body.Close()
 	if err != nil || len(idx.Skills) == 0 {
@@ -306,12 +306,12 @@ func startS3(t *testing.T) string {
 	} {
 		t.Setenv(k, v)
 	}
-	addr := freePort(t)
+	addr := fixture.FreePort(t)
 	if err := os.Mkdir(filepath.Join(side, "meta"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	logs := startProcess(t, filepath.Join(side, "versitygw.log"), bin, "--access", access, "--secret", secret, "--port", addr, "--quiet", "posix", "--sidecar", filepath.Join(side, "meta"), root)
-	eventually(t, 30*time.Second, "versitygw listens", func() error {
+	fixture.Eventually(t, 30*time.Second, "versitygw listens", func() error {
 		resp, err := http.Get("http://" + addr + "/")
 		if err != nil {
 			return fmt.Errorf("%w (versitygw: %s)", err, logs())
@@ -663,7 +663,7 @@ func exportedKeys(t *testing.T, b *blob.Bucket) []string {
 // README's bucket does not exist.
 func TestREADMEExport(t *testing.T) {
 	skills, agents := exampleTree(t)
-	lines := readmeShellLines(t, "skillserver export ")
+	lines := fixture.READMEShellLines(t, "../..", "skillserver export ")
 	cwd := t.TempDir()
 	t.Chdir(cwd)
 	fixture.Symlink(t, skills, filepath.Join(cwd, "skills"))

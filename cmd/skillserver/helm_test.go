@@ -451,7 +451,7 @@ func layOut(t *testing.T, objs rendered) *podRun {
 		if want := fmt.Sprintf(":%d", ss.port(t, "metrics")); v != want {
 			t.Errorf("SKILLSERVER_METRICS_LISTEN is %q, but the metrics port is %s", v, want)
 		}
-		pr.metrics = freePort(t)
+		pr.metrics = fixture.FreePort(t)
 		pr.env["SKILLSERVER_METRICS_LISTEN"] = pr.metrics
 		pr.replaced = append(pr.replaced, "SKILLSERVER_METRICS_LISTEN="+pr.metrics)
 	}
@@ -589,22 +589,22 @@ func TestHelmDefaults(t *testing.T) {
 	pr := layOut(t, objs)
 	ts := pr.start(t)
 	for _, p := range []string{"/readyz", "/healthz"} {
-		if resp, body := ts.get(t, p); resp.StatusCode != http.StatusOK {
+		if resp, body := ts.Get(t, p); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s: %d %s", p, resp.StatusCode, body)
 		}
 	}
 	if code, names := feedNames(t, ts.URL, nil); code != http.StatusOK || !slices.Equal(names, testdataSkills) {
 		t.Errorf("the RFC index: %d %v, want 200 %v", code, names, testdataSkills)
 	}
-	if resp, body := ts.get(t, "http://"+pr.metrics+"/metrics"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_snapshot_skills 5") {
+	if resp, body := ts.Get(t, "http://"+pr.metrics+"/metrics"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_snapshot_skills 5") {
 		t.Errorf("GET /metrics on the metrics port: %d %.200s", resp.StatusCode, body)
 	}
-	if resp, _ := ts.get(t, "/metrics"); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := ts.Get(t, "/metrics"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /metrics on the http port: %d, want 404 (metrics_listen moves it)", resp.StatusCode)
 	}
 	// git-sync publishes the next commit: a new worktree, current flipped.
 	gitSyncWorktree(t, pr.repo, "b2", map[string]string{"skills/helm-flip/SKILL.md": fixture.SkillMD("helm-flip")})
-	eventually(t, 10*time.Second, "the server follows git-sync's flip of current", func() error {
+	fixture.Eventually(t, 10*time.Second, "the server follows git-sync's flip of current", func() error {
 		if _, names := feedNames(t, ts.URL, nil); !slices.Contains(names, "helm-flip") {
 			return fmt.Errorf("the RFC index lists %v", names)
 		}
@@ -688,7 +688,7 @@ func TestHelmPrivateFeed(t *testing.T) {
 	}
 	ts := pr.start(t)
 	for _, p := range []string{"/readyz", "/healthz"} {
-		if resp, body := ts.get(t, p); resp.StatusCode != http.StatusOK {
+		if resp, body := ts.Get(t, p); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s without a token: %d %s, want 200 (the probes send none)", p, resp.StatusCode, body)
 		}
 	}
@@ -702,7 +702,7 @@ func TestHelmPrivateFeed(t *testing.T) {
 	if code, names := feedNames(t, ts.URL, bearer("helm-test-read-token-team-a-012345")); code != http.StatusOK || !slices.Equal(names, []string{"code-review"}) {
 		t.Errorf("the RFC index with the scoped token: %d %v, want 200 [code-review]", code, names)
 	}
-	if resp, body := ts.get(t, "http://"+pr.metrics+"/metrics"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_http_auth_refusals_total") {
+	if resp, body := ts.Get(t, "http://"+pr.metrics+"/metrics"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_http_auth_refusals_total") {
 		t.Errorf("GET /metrics on the metrics port without a token: %d %.200s", resp.StatusCode, body)
 	}
 	for _, tc := range []struct {
@@ -727,7 +727,7 @@ func TestHelmPrivateFeed(t *testing.T) {
 	if err := os.Rename(tokensFile+".new", tokensFile); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the server re-reads the read tokens file", func() error {
+	fixture.Eventually(t, 10*time.Second, "the server re-reads the read tokens file", func() error {
 		if code, _ := feedNames(t, ts.URL, bearer("helm-test-read-token-ci2-012345678")); code != http.StatusOK {
 			return fmt.Errorf("the new token gets %d", code)
 		}
@@ -785,7 +785,7 @@ func TestHelmConfigKeysAreTheServers(t *testing.T) {
 	// Bounded: were the key accepted, serve would run until cancelled.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	var errOut syncBuffer
+	var errOut fixture.SyncBuffer
 	code := run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, pr.args...), func(k string) string { return pr.env[k] }, io.Discard, &errOut)
 	if code != exitUsage || !strings.Contains(errOut.String(), "retention_max_byte") {
 		t.Errorf("serve with a misspelled config key: exit %d, stderr %q; want %d naming the key", code, errOut.String(), exitUsage)

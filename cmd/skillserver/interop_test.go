@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // The interop tests drive real clients against the real program. They need
@@ -107,7 +109,7 @@ func skillsCLIEnv(t *testing.T, npx, dir string, extraEnv []string, args ...stri
 	cmd.Env = env
 	cmd.WaitDelay = 10 * time.Second // do not hang on a child holding the pipe
 	// Two pipes, so two goroutines write: the combined buffer is locked.
-	var out syncBuffer
+	var out fixture.SyncBuffer
 	var stdoutBuf bytes.Buffer
 	cmd.Stdout = io.MultiWriter(&out, &stdoutBuf)
 	cmd.Stderr = &out
@@ -356,7 +358,7 @@ func TestInteropSkillsCLI(t *testing.T) {
 	skillsRoot, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skillsRoot, "--agents", agents)
 
-	idx := ts.index(t)
+	idx := ts.Index(t)
 	if len(idx.Skills) == 0 {
 		t.Fatal("index lists no skills")
 	}
@@ -441,8 +443,8 @@ func TestInteropSkillsCLI(t *testing.T) {
 		if digest == "" {
 			t.Fatalf("the index does not list %s", name)
 		}
-		resp, body := ts.get(t, "/skill/"+name+"/.well-known/agent-skills/index.json")
-		var scoped rfcIndex
+		resp, body := ts.Get(t, "/skill/"+name+"/.well-known/agent-skills/index.json")
+		var scoped fixture.RFCIndex
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &scoped) != nil ||
 			len(scoped.Skills) != 1 || scoped.Skills[0].Name != name || scoped.Skills[0].Digest != digest {
 			t.Fatalf("scoped index of %s: status %d, want one entry equal to the root index's:\n%s", name, resp.StatusCode, body)
@@ -532,8 +534,8 @@ func TestInteropSkillsCLIPrivateFeed(t *testing.T) {
 		name, feed string
 		want       []string
 	}{
-		{"every skill", ts.URL + "/t/" + allSecret, []string{"code-review", "k8s-deploy", "release-notes", "support-triage", "windows-notes"}},
-		{"scoped token", ts.URL + "/t/" + teamSecret, []string{"code-review", "k8s-deploy"}},
+		{"every skill", ts.URL + "/t/" + fixture.AllSecret, []string{"code-review", "k8s-deploy", "release-notes", "support-triage", "windows-notes"}},
+		{"scoped token", ts.URL + "/t/" + fixture.TeamSecret, []string{"code-review", "k8s-deploy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -546,7 +548,7 @@ func TestInteropSkillsCLIPrivateFeed(t *testing.T) {
 			if err != nil || !slices.Equal(installed, tc.want) {
 				t.Fatalf("installed %v (%v), want %v\nCLI output:\n%s", installed, err, tc.want, out)
 			}
-			idx := getIndex(t, tc.feed, "")
+			idx := fixture.GetIndex(t, tc.feed, "")
 			for _, s := range idx.Skills {
 				checkInstalled(t, skillsRoot, filepath.Join(installRoot, s.Name), s.Name, s.Version)
 			}
@@ -564,7 +566,7 @@ func TestInteropSkillsCLIPrivateFeed(t *testing.T) {
 	// What the CLI asked for, as the server logged it: paths with the
 	// token replaced, and never a refusal under a valid token.
 	var paths []string
-	for line := range strings.Lines(ts.logged(t)) {
+	for line := range strings.Lines(ts.Logged(t)) {
 		var e struct {
 			Msg, Path, Token string
 			Status           int
@@ -578,5 +580,5 @@ func TestInteropSkillsCLIPrivateFeed(t *testing.T) {
 	}
 	slices.Sort(paths)
 	t.Logf("the CLI requested:\n%s", strings.Join(slices.Compact(paths), "\n"))
-	assertNoSecret(t, ts)
+	fixture.AssertNoSecret(t, ts)
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skillserver/skillserver/internal/metrics"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // The Prometheus test scrapes the real server with a real Prometheus,
@@ -127,20 +129,20 @@ func TestPrometheusScrape(t *testing.T) {
 	ts := startServer(t, "--skills", skills, "--agents", agents)
 	// Traffic on a parameterised route and on no route at all: their
 	// series must be labelled by pattern, never by the raw path.
-	if r, _ := ts.get(t, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"); r.StatusCode != http.StatusOK {
+	if r, _ := ts.Get(t, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"); r.StatusCode != http.StatusOK {
 		t.Fatalf("archive: status %d", r.StatusCode)
 	}
-	if r, _ := ts.get(t, "/no/such/path"); r.StatusCode != http.StatusNotFound {
+	if r, _ := ts.Get(t, "/no/such/path"); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("/no/such/path: status %d", r.StatusCode)
 	}
-	if r, _ := ts.get(t, "/readyz"); r.StatusCode != http.StatusOK {
+	if r, _ := ts.Get(t, "/readyz"); r.StatusCode != http.StatusOK {
 		t.Fatalf("/readyz: status %d", r.StatusCode)
 	}
 
 	// promtool lints the exposition (names, units, HELP, counter
 	// suffixes). It reports nothing today, Go and process collectors
 	// included, so any output at all is a regression.
-	resp, exposition := ts.get(t, "/metrics")
+	resp, exposition := ts.Get(t, "/metrics")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics: status %d", resp.StatusCode)
 	}
@@ -167,10 +169,10 @@ scrape_configs:
 	}
 	promtoolRun(t, promtool, nil, "check", "config", cfgFile)
 
-	addr := freePort(t)
+	addr := fixture.FreePort(t)
 	promURL := "http://" + addr
 	ctx, cancel := context.WithCancel(context.Background())
-	promLog := &syncBuffer{}
+	promLog := &fixture.SyncBuffer{}
 	cmd := exec.CommandContext(ctx, prom,
 		"--config.file="+cfgFile,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
@@ -194,7 +196,7 @@ scrape_configs:
 
 	// Poll until Prometheus has scraped the server and evaluated the
 	// rules, or 60s have passed; report what was still missing.
-	eventually(t, 60*time.Second, "Prometheus at "+promURL+" scrapes "+target+" and evaluates the rules", func() error {
+	fixture.Eventually(t, 60*time.Second, "Prometheus at "+promURL+" scrapes "+target+" and evaluates the rules", func() error {
 		if cmd.ProcessState != nil {
 			t.Fatalf("prometheus exited: %s", cmd.ProcessState)
 		}

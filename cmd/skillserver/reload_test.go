@@ -22,7 +22,8 @@ import (
 
 const adminToken = "test-admin-token"
 
-func (ts *testServer) reload(t *testing.T) {
+// postReload asks ts to rescan through POST /-/reload with adminToken.
+func postReload(t *testing.T, ts *testServer) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/-/reload", nil)
 	req.Header.Set("Authorization", "Bearer "+adminToken)
@@ -116,7 +117,7 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 			good := skillDoc("release-notes", fmt.Sprintf("metadata:\n  version: 0.3.%d\n", i+2))
 			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good[:len(good)/3])
 			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), "---\nname: changelog-rev")
-			ts.reload(t)
+			postReload(t, ts)
 			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good)
 			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), agentDoc("changelog-reviewer", ""))
 		},
@@ -132,10 +133,10 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 	for i := range rounds {
 		mutations[i%len(mutations)](i)
 		if i%2 == 0 {
-			ts.reload(t) // otherwise the file watch picks it up
+			postReload(t, ts) // otherwise the file watch picks it up
 		}
 	}
-	ts.reload(t)
+	postReload(t, ts)
 	stop.Store(true)
 	wg.Wait()
 
@@ -199,8 +200,8 @@ func TestSIGHUPReloads(t *testing.T) {
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "SIGHUP publishes the new skill", func() error {
-		if r, body := ts.get(t, "/api/v1/skills/hup-skill"); r.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hup-skill")) {
+	fixture.Eventually(t, 20*time.Second, "SIGHUP publishes the new skill", func() error {
+		if r, body := ts.Get(t, "/api/v1/skills/hup-skill"); r.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hup-skill")) {
 			return fmt.Errorf("status %d", r.StatusCode)
 		}
 		return nil
@@ -237,8 +238,8 @@ func TestWatchFollowsLinks(t *testing.T) {
 		{filepath.Join(skills, ".team", "style.md"), "style.md", "style v2\n"},
 	} {
 		mustWrite(t, c.file, c.want)
-		eventually(t, 20*time.Second, "user/"+c.path+" follows its link target", func() error {
-			if resp, body := ts.get(t, "/.well-known/skills/user/"+c.path); resp.StatusCode != http.StatusOK || string(body) != c.want {
+		fixture.Eventually(t, 20*time.Second, "user/"+c.path+" follows its link target", func() error {
+			if resp, body := ts.Get(t, "/.well-known/skills/user/"+c.path); resp.StatusCode != http.StatusOK || string(body) != c.want {
 				return fmt.Errorf("still serves %q (%d)", body, resp.StatusCode)
 			}
 			return nil
@@ -249,8 +250,8 @@ func TestWatchFollowsLinks(t *testing.T) {
 // waitForSkill waits until name is published, for at most 20s.
 func waitForSkill(t *testing.T, ts *testServer, name, why string) {
 	t.Helper()
-	eventually(t, 20*time.Second, why+" publishes skill "+name, func() error {
-		if r, _ := ts.get(t, "/api/v1/skills/"+name); r.StatusCode != http.StatusOK {
+	fixture.Eventually(t, 20*time.Second, why+" publishes skill "+name, func() error {
+		if r, _ := ts.Get(t, "/api/v1/skills/"+name); r.StatusCode != http.StatusOK {
 			return fmt.Errorf("status %d", r.StatusCode)
 		}
 		return nil
@@ -331,7 +332,7 @@ func TestReloadWatchdogMetrics(t *testing.T) {
 	skills, agents := exampleTree(t)
 	before := time.Now().Unix()
 	ts := startServer(t, "--skills", skills, "--agents", agents)
-	_, body := ts.get(t, "/metrics")
+	_, body := ts.Get(t, "/metrics")
 	for _, want := range []string{"skillserver_reloads_in_progress 0\n", "skillserver_reload_abandoned_total 0\n"} {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("/metrics lacks %q", want)
@@ -359,12 +360,12 @@ func TestRetainedBytesGaugeFollowsExpiry(t *testing.T) {
 	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "one")
 	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken}, "--skills", skills, "--watch=false", "--retention", "1s")
 	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "two")
-	ts.reload(t)
-	if log := ts.logged(t); !regexp.MustCompile(`"msg":"reload","generation":2,[^\n]*"retained_bytes":[1-9]`).MatchString(log) {
+	postReload(t, ts)
+	if log := ts.Logged(t); !regexp.MustCompile(`"msg":"reload","generation":2,[^\n]*"retained_bytes":[1-9]`).MatchString(log) {
 		t.Fatalf("the reload retained nothing:\n%s", log)
 	}
-	eventually(t, 20*time.Second, "skillserver_retained_bytes 0 after the 1s retention window", func() error {
-		_, body := ts.get(t, "/metrics")
+	fixture.Eventually(t, 20*time.Second, "skillserver_retained_bytes 0 after the 1s retention window", func() error {
+		_, body := ts.Get(t, "/metrics")
 		if m := regexp.MustCompile(`(?m)^skillserver_retained_bytes .*$`).Find(body); string(m) != "skillserver_retained_bytes 0" {
 			return fmt.Errorf("%s", m)
 		}
