@@ -29,6 +29,13 @@ func startServerEnv(t *testing.T, env map[string]string, args ...string) *testSe
 	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...)
 	cmd := exec.Command(skillserverBin(), full...)
 	cmd.Env = processEnv(env)
+	return startServerCmd(t, cmd)
+}
+
+// startServerCmd starts cmd, a serve on 127.0.0.1:0 with JSON logs (or
+// what execs one in its own pid), and waits until it is ready.
+func startServerCmd(t *testing.T, cmd *exec.Cmd) *testServer {
+	t.Helper()
 	stderr := &fixture.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = io.Discard, stderr
 	if err := cmd.Start(); err != nil {
@@ -152,4 +159,22 @@ func execBinary(t *testing.T, cmd *exec.Cmd) (code int, stdout, stderr string) {
 func exampleTree(t *testing.T) (skills, agents string) {
 	t.Helper()
 	return fixture.Testdata(t, repoRoot)
+}
+
+// startPrivate runs the example tree as a private feed, with args.
+func startPrivate(t *testing.T, args ...string) (*testServer, string) {
+	t.Helper()
+	private, file := fixture.PrivateArgs(t, repoRoot)
+	return startServer(t, append(private, args...)...), file
+}
+
+// runExport runs `skillserver export` with args and fails the test unless
+// it exits 0; it returns what export logged.
+func runExport(t *testing.T, args ...string) string {
+	t.Helper()
+	code, _, stderr := runSkillserver(t, append([]string{"export"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("export %q exited %d:\n%s", args, code, stderr)
+	}
+	return stderr
 }

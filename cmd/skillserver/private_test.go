@@ -15,13 +15,14 @@ import (
 
 	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/fixture"
+
+	"github.com/skillserver/skillserver/internal/check/checktest"
 )
 
 // startPrivate runs the example tree as a private feed, with args.
 func startPrivate(t *testing.T, args ...string) (*testServer, string) {
 	t.Helper()
-	skills, agents := exampleTree(t)
-	private, file := fixture.PrivateArgs(t, skills, agents)
+	private, file := fixture.PrivateArgs(t, "../..")
 	return startServer(t, append(private, args...)...), file
 }
 
@@ -363,7 +364,7 @@ func TestPrivateFeedRetentionKeepsScope(t *testing.T) {
 			old = s.URL
 		}
 	}
-	mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), skillDoc("release-notes", ""))
+	mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), fixture.SkillDoc("release-notes", ""))
 	fixture.Eventually(t, 10*time.Second, "the edit is published", func() error {
 		for _, s := range fixture.GetIndex(t, ts.URL, "Bearer "+fixture.AllSecret).Skills {
 			if s.Name == "release-notes" && s.URL == old {
@@ -408,7 +409,7 @@ func TestSyncPrivateFeedWithBearer(t *testing.T) {
 	}{{fixture.AllSecret, 5, 2}, {fixture.TeamSecret, 2, 1}} {
 		c := check.New(ts.URL)
 		c.Token = tc.token
-		syncPass(t, c)
+		checktest.SyncPass(t, c)
 		if len(c.Skills) != tc.skills || len(c.Agents) != tc.agents {
 			t.Errorf("synced %d skills, %d agents; want %d, %d", len(c.Skills), len(c.Agents), tc.skills, tc.agents)
 		}

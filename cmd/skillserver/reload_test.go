@@ -47,14 +47,6 @@ func mustWrite(t *testing.T, path, body string) {
 	}
 }
 
-func skillDoc(name, extra string) string {
-	return "---\nname: " + name + "\ndescription: Skill " + name + " for the reload test.\n" + extra + "---\n\nBody of " + name + ".\n"
-}
-
-func agentDoc(name, extra string) string {
-	return "---\nname: " + name + "\ndescription: Agent " + name + ".\n" + extra + "---\n\nYou are " + name + ".\n"
-}
-
 // TestSyncWhileTheTreeChanges runs clients that sync the way netclaw and
 // the skills CLI do, from fresh state every pass, while the tree changes
 // and reloads fire (the file watch, and POST /-/reload). Every fetch must
@@ -98,28 +90,28 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 
 	mutations := []func(i int){
 		func(i int) { // add a skill with a resource, and an agent
-			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "SKILL.md"), skillDoc(fmt.Sprintf("added-%d", i), ""))
+			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "SKILL.md"), fixture.SkillDoc(fmt.Sprintf("added-%d", i), ""))
 			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "notes", "n.md"), fmt.Sprintf("note %d\n", i))
-			mustWrite(t, filepath.Join(agents, fmt.Sprintf("agent-%d.md", i)), agentDoc(fmt.Sprintf("agent-%d", i), ""))
+			mustWrite(t, filepath.Join(agents, fmt.Sprintf("agent-%d.md", i)), fixture.AgentDoc(fmt.Sprintf("agent-%d", i), ""))
 		},
 		func(i int) { // edit a declared version in place
 			mustWrite(t, filepath.Join(skills, "code-review", "references", "checklist.md"), fmt.Sprintf("# Checklist, edit %d\n", i))
 		},
 		func(i int) { // edit an undeclared version (it becomes a new version)
 			mustWrite(t, filepath.Join(skills, "windows-notes", "SKILL.md"), "---\r\nname: windows-notes\r\ndescription: Windows notes.\r\n---\r\n\r\nEdit "+fmt.Sprint(i)+"\r\n")
-			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), agentDoc("changelog-reviewer", "")+fmt.Sprintf("Edit %d.\n", i))
+			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), fixture.AgentDoc("changelog-reviewer", "")+fmt.Sprintf("Edit %d.\n", i))
 		},
 		func(i int) { // new versions
-			mustWrite(t, filepath.Join(skills, "k8s-deploy", fmt.Sprintf("1.3.%d", i), "SKILL.md"), skillDoc("k8s-deploy", ""))
-			mustWrite(t, filepath.Join(agents, "technical-support-diagnostician", fmt.Sprintf("1.1.%d.md", i)), agentDoc("technical-support-diagnostician", ""))
+			mustWrite(t, filepath.Join(skills, "k8s-deploy", fmt.Sprintf("1.3.%d", i), "SKILL.md"), fixture.SkillDoc("k8s-deploy", ""))
+			mustWrite(t, filepath.Join(agents, "technical-support-diagnostician", fmt.Sprintf("1.1.%d.md", i)), fixture.AgentDoc("technical-support-diagnostician", ""))
 		},
 		func(i int) { // a broken half-save over a valid skill and agent, then the fix
-			good := skillDoc("release-notes", fmt.Sprintf("metadata:\n  version: 0.3.%d\n", i+2))
+			good := fixture.SkillDoc("release-notes", fmt.Sprintf("metadata:\n  version: 0.3.%d\n", i+2))
 			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good[:len(good)/3])
 			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), "---\nname: changelog-rev")
 			postReload(t, ts)
 			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good)
-			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), agentDoc("changelog-reviewer", ""))
+			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), fixture.AgentDoc("changelog-reviewer", ""))
 		},
 		func(i int) { // remove what an earlier round added
 			if i < 6 {
@@ -196,7 +188,7 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 func TestSIGHUPReloads(t *testing.T) {
 	skills := fixture.CopyTree(t, "../../testdata/skills")
 	ts := startServer(t, "--skills", skills, "--watch=false")
-	mustWrite(t, filepath.Join(skills, "hup-skill", "SKILL.md"), skillDoc("hup-skill", ""))
+	mustWrite(t, filepath.Join(skills, "hup-skill", "SKILL.md"), fixture.SkillDoc("hup-skill", ""))
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +205,7 @@ func TestSIGHUPReloads(t *testing.T) {
 func TestWatchPublishesChanges(t *testing.T) {
 	skills := fixture.CopyTree(t, "../../testdata/skills")
 	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
-	mustWrite(t, filepath.Join(skills, "watched", "SKILL.md"), skillDoc("watched", ""))
+	mustWrite(t, filepath.Join(skills, "watched", "SKILL.md"), fixture.SkillDoc("watched", ""))
 	waitForSkill(t, ts, "watched", "the file watch")
 }
 
@@ -223,10 +215,10 @@ func TestWatchPublishesChanges(t *testing.T) {
 // alone.
 func TestWatchFollowsLinks(t *testing.T) {
 	skills := t.TempDir()
-	mustWrite(t, filepath.Join(skills, "shared", "SKILL.md"), skillDoc("shared", ""))
+	mustWrite(t, filepath.Join(skills, "shared", "SKILL.md"), fixture.SkillDoc("shared", ""))
 	mustWrite(t, filepath.Join(skills, "shared", "common.md"), "common v1\n")
 	mustWrite(t, filepath.Join(skills, ".team", "style.md"), "style v1\n")
-	mustWrite(t, filepath.Join(skills, "user", "SKILL.md"), skillDoc("user", ""))
+	mustWrite(t, filepath.Join(skills, "user", "SKILL.md"), fixture.SkillDoc("user", ""))
 	for link, target := range map[string]string{"common.md": "../shared/common.md", "style.md": "../.team/style.md"} {
 		if err := os.Symlink(target, filepath.Join(skills, "user", link)); err != nil {
 			t.Fatal(err)
@@ -262,10 +254,10 @@ func waitForSkill(t *testing.T, ts *testServer, name, why string) {
 // replaces every watched folder; the watch must follow on its own.
 func TestWatchSurvivesARecreatedRoot(t *testing.T) {
 	skills := filepath.Join(t.TempDir(), "skills")
-	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), skillDoc("before", ""))
+	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), fixture.SkillDoc("before", ""))
 	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
 	fresh := fixture.CopyTree(t, "../../testdata/skills")
-	mustWrite(t, filepath.Join(fresh, "recreated", "SKILL.md"), skillDoc("recreated", ""))
+	mustWrite(t, filepath.Join(fresh, "recreated", "SKILL.md"), fixture.SkillDoc("recreated", ""))
 	if err := os.RemoveAll(skills); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +265,7 @@ func TestWatchSurvivesARecreatedRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForSkill(t, ts, "recreated", "after the root was re-created")
-	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), skillDoc("later", ""))
+	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), fixture.SkillDoc("later", ""))
 	waitForSkill(t, ts, "later", "a skill added to the re-created root")
 }
 
@@ -282,17 +274,17 @@ func TestWatchSurvivesARecreatedRoot(t *testing.T) {
 func TestSIGHUPResumesTheWatch(t *testing.T) {
 	holder := filepath.Join(t.TempDir(), "holder")
 	skills := filepath.Join(holder, "skills")
-	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), skillDoc("before", ""))
+	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), fixture.SkillDoc("before", ""))
 	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
 	if err := os.RemoveAll(holder); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, filepath.Join(skills, "after-hup", "SKILL.md"), skillDoc("after-hup", ""))
+	mustWrite(t, filepath.Join(skills, "after-hup", "SKILL.md"), fixture.SkillDoc("after-hup", ""))
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitForSkill(t, ts, "after-hup", "SIGHUP after the root came back")
-	mustWrite(t, filepath.Join(skills, "watched-again", "SKILL.md"), skillDoc("watched-again", ""))
+	mustWrite(t, filepath.Join(skills, "watched-again", "SKILL.md"), fixture.SkillDoc("watched-again", ""))
 	waitForSkill(t, ts, "watched-again", "a skill added after SIGHUP, with the watch alone")
 }
 
@@ -320,7 +312,7 @@ func TestWatchPublishesUnderChurn(t *testing.T) {
 		}
 	}()
 	defer func() { close(stop); <-stopped }()
-	mustWrite(t, filepath.Join(skills, "churned", "SKILL.md"), skillDoc("churned", ""))
+	mustWrite(t, filepath.Join(skills, "churned", "SKILL.md"), fixture.SkillDoc("churned", ""))
 	start := time.Now()
 	waitForSkill(t, ts, "churned", "a new skill while a file is rewritten every 60ms")
 	t.Logf("published %s after it was written, under churn", time.Since(start).Round(10*time.Millisecond))
@@ -356,7 +348,7 @@ func TestReloadWatchdogMetrics(t *testing.T) {
 // it used to keep the figure of the last reload until the next one.
 func TestRetainedBytesGaugeFollowsExpiry(t *testing.T) {
 	skills := t.TempDir()
-	mustWrite(t, filepath.Join(skills, "a", "SKILL.md"), skillDoc("a", ""))
+	mustWrite(t, filepath.Join(skills, "a", "SKILL.md"), fixture.SkillDoc("a", ""))
 	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "one")
 	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken}, "--skills", skills, "--watch=false", "--retention", "1s")
 	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "two")
