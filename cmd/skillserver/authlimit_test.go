@@ -15,6 +15,8 @@ import (
 
 	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/throttle"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // defaultAuthFailures is auth_failures_per_minute's default: the tests
@@ -30,14 +32,14 @@ const defaultAuthFailures = 60
 func TestAuthFailuresAreThrottled(t *testing.T) {
 	skills, agents := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+" *\n")
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\n")
 	for _, tc := range []struct {
 		name, method, path, good, wrong string
 	}{
 		{"admin reload", "POST", "/-/reload", "Bearer " + adminToken, "Bearer wrong-admin-token-0123"},
 		{"admin problems", "GET", "/-/problems", "Bearer " + adminToken, "Bearer wrong-admin-token-0123"},
-		{"read bearer", "GET", "/manifest.json", "Bearer " + allSecret, "Bearer wrong-secret-0123456789"},
-		{"read path", "GET", "/t/%s/manifest.json", allSecret, "wrong-secret-0123456789"},
+		{"read bearer", "GET", "/manifest.json", "Bearer " + fixture.AllSecret, "Bearer wrong-secret-0123456789"},
+		{"read path", "GET", "/t/%s/manifest.json", fixture.AllSecret, "wrong-secret-0123456789"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A server each: each address's allowance is the server's.
@@ -86,10 +88,10 @@ func TestAuthFailuresAreThrottled(t *testing.T) {
 				t.Errorf("a wrong token after the right one: %d, want 429 (a success does not reset the count)", resp.StatusCode)
 			}
 			noToken := ts.URL + strings.Replace(tc.path, "/t/%s", "", 1)
-			if resp, _ := fetch(t, tc.method, noToken, "", ""); resp.StatusCode != http.StatusUnauthorized {
+			if resp, _ := fixture.Fetch(t, tc.method, noToken, "", ""); resp.StatusCode != http.StatusUnauthorized {
 				t.Errorf("no token from the throttled address: %d, want 401", resp.StatusCode)
 			}
-			assertNoSecret(t, ts)
+			fixture.AssertNoSecret(t, ts)
 		})
 	}
 }
@@ -109,7 +111,7 @@ func TestAuthFailuresLimitConfigured(t *testing.T) {
 			"--skills", skills, "--watch=false", "--auth-failures-per-minute", tc.limit)
 		var got []int
 		for range tc.want {
-			resp, _ := fetch(t, "POST", ts.URL+"/-/reload", "Bearer wrong-admin-token-0123", "")
+			resp, _ := fixture.Fetch(t, "POST", ts.URL+"/-/reload", "Bearer wrong-admin-token-0123", "")
 			got = append(got, resp.StatusCode)
 		}
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
@@ -132,23 +134,23 @@ func TestWeakTokensRefusedAtStart(t *testing.T) {
 	}{
 		{"one-character admin token", map[string]string{"SKILLSERVER_ADMIN_TOKEN": "x"}, "",
 			[]string{"admin_token: shorter than 16 characters", "openssl rand -hex 24"}},
-		{"short clear read token", nil, "ok " + allSecret + " *\nshort abc *\n",
+		{"short clear read token", nil, "ok " + fixture.AllSecret + " *\nshort abc *\n",
 			[]string{":2: token \"short\": the secret is shorter than 16 characters"}},
-		{"hash of the empty secret", nil, "ok " + allSecret + " *\nempty sha256:" + hex.EncodeToString(empty[:]) + " *\n",
+		{"hash of the empty secret", nil, "ok " + fixture.AllSecret + " *\nempty sha256:" + hex.EncodeToString(empty[:]) + " *\n",
 			[]string{":2: token \"empty\"", "empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"serve", "--listen", "127.0.0.1:0", "--skills", skills}
 			if tc.tokens != "" {
 				file := filepath.Join(t.TempDir(), "tokens")
-				writeTokens(t, file, tc.tokens)
+				fixture.WriteTokens(t, file, tc.tokens)
 				args = append(args, "--read-tokens-file", file)
 			}
 			// A server that starts stops at once, and exits 0.
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			ctx = context.WithValue(ctx, readyKey{}, func(string) { cancel() })
-			var stderr syncBuffer
+			var stderr fixture.SyncBuffer
 			code := run(ctx, args, func(k string) string { return tc.env[k] }, io.Discard, &stderr)
 			if code == 0 {
 				t.Fatalf("started with a weak token; stderr:\n%s", stderr.String())
@@ -158,7 +160,7 @@ func TestWeakTokensRefusedAtStart(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
 				}
 			}
-			if strings.Contains(stderr.String(), allSecret) {
+			if strings.Contains(stderr.String(), fixture.AllSecret) {
 				t.Errorf("stderr holds a secret:\n%s", stderr.String())
 			}
 		})

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // TestValidateFrontmatterBomb: a SKILL.md under max_file_bytes whose front
@@ -15,7 +17,7 @@ func TestValidateFrontmatterBomb(t *testing.T) {
 	skills := t.TempDir()
 	mustWrite(t, filepath.Join(skills, "bomb", "SKILL.md"),
 		"---\nname: bomb\ndescription: A front matter bomb.\nmetadata:\n  tags: [a"+strings.Repeat(",a", 4_900_000-1)+"]\n---\nBody\n")
-	mustWrite(t, filepath.Join(skills, "good", "SKILL.md"), skillDoc("good", ""))
+	mustWrite(t, filepath.Join(skills, "good", "SKILL.md"), fixture.SkillDoc("good", ""))
 
 	code, out, errOut := runCmd(t, nil, "validate", "--skills", skills)
 	want := skills + "/bomb/SKILL.md: limit: front matter is longer than 65536 bytes (max_frontmatter_bytes)"
@@ -27,7 +29,7 @@ func TestValidateFrontmatterBomb(t *testing.T) {
 	}
 	// The limit is configurable: the flag reaches the parser.
 	small := t.TempDir()
-	mustWrite(t, filepath.Join(small, "good", "SKILL.md"), skillDoc("good", ""))
+	mustWrite(t, filepath.Join(small, "good", "SKILL.md"), fixture.SkillDoc("good", ""))
 	code, out, _ = runCmd(t, nil, "validate", "--skills", small, "--max-frontmatter-bytes", "40")
 	if code != 1 || !strings.Contains(out, "longer than 40 bytes (max_frontmatter_bytes)") {
 		t.Errorf("exit %d, stdout:\n%s", code, out)
@@ -42,7 +44,7 @@ func TestValidateFieldCharacters(t *testing.T) {
 	skills := t.TempDir()
 	mustWrite(t, filepath.Join(skills, "esc", "SKILL.md"), "---\nname: esc\ndescription: \"Looks \\e[31mred\"\n---\nBody\n")
 	mustWrite(t, filepath.Join(skills, "bidi", "SKILL.md"), "---\nname: bidi\ndescription: d\nmetadata:\n  tags: [ok, \"ab\u202ecd\"]\n---\nBody\n")
-	mustWrite(t, filepath.Join(skills, "body", "SKILL.md"), skillDoc("body", "")+"access = \"user\u202e \u2066// admin\u2069\u2066\"\n")
+	mustWrite(t, filepath.Join(skills, "body", "SKILL.md"), fixture.SkillDoc("body", "")+"access = \"user\u202e \u2066// admin\u2069\u2066\"\n")
 	mustWrite(t, filepath.Join(skills, "body", "notes.md"), "zero\u200bwidth\n")
 	code, out, _ := runCmd(t, nil, "validate", "--skills", skills)
 	for _, want := range []string{
@@ -65,7 +67,7 @@ func TestValidateFieldCharacters(t *testing.T) {
 func TestValidateEscapesPaths(t *testing.T) {
 	skills := t.TempDir()
 	forged := "x\n" + filepath.Base(skills) + ": name: forged"
-	mustWrite(t, filepath.Join(skills, forged, "SKILL.md"), skillDoc("x", ""))
+	mustWrite(t, filepath.Join(skills, forged, "SKILL.md"), fixture.SkillDoc("x", ""))
 	code, out, _ := runCmd(t, nil, "validate", "--skills", skills)
 	want := strconv.Quote(skills+"/"+forged) + ": name: "
 	if code != 1 || strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, want) {

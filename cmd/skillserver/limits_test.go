@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // limitTree is a skills root with one skill at each of the tree limits
@@ -96,7 +98,7 @@ func TestRequestLimitKeys(t *testing.T) {
 	def := startServer(t, "--skills", skills, "--agents", agents)
 	count := func(ts *testServer, path string) int {
 		t.Helper()
-		resp, body := ts.get(t, path)
+		resp, body := ts.Get(t, path)
 		var hits []json.RawMessage
 		if err := json.Unmarshal(body, &hits); err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("GET %s: %d %s", path, resp.StatusCode, body)
@@ -110,10 +112,10 @@ func TestRequestLimitKeys(t *testing.T) {
 		t.Errorf("take=10 at the default max_search_results: %d results", n)
 	}
 	for _, q := range []string{"/api/v1/skills?q=code-review", "/api/search?q=code-review"} {
-		if resp, body := low.get(t, q); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "q is 11 bytes; the limit is 8 (max_query_bytes)") {
+		if resp, body := low.Get(t, q); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "q is 11 bytes; the limit is 8 (max_query_bytes)") {
 			t.Errorf("GET %s with max_query_bytes 8: %d %s", q, resp.StatusCode, body)
 		}
-		if resp, body := def.get(t, q); resp.StatusCode != http.StatusOK {
+		if resp, body := def.Get(t, q); resp.StatusCode != http.StatusOK {
 			t.Errorf("GET %s at the default max_query_bytes: %d %s", q, resp.StatusCode, body)
 		}
 	}
@@ -153,7 +155,7 @@ func TestMetricsConnectionCap(t *testing.T) {
 		{"default", nil, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := freePort(t)
+			addr := fixture.FreePort(t)
 			startServer(t, append([]string{"--skills", skills, "--agents", agents, "--metrics-listen", addr}, tt.args...)...)
 			scrape := func(c net.Conn, br *bufio.Reader) error {
 				if _, err := io.WriteString(c, "GET /metrics HTTP/1.1\r\nHost: m\r\n\r\n"); err != nil {

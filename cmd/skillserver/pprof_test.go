@@ -7,20 +7,22 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // TestMetricsPprof: metrics_pprof serves Go's profiles on the metrics
 // listener, and nowhere else; without it they are absent.
 func TestMetricsPprof(t *testing.T) {
 	skills, _ := exampleTree(t)
-	metricsAddr := freePort(t)
+	metricsAddr := fixture.FreePort(t)
 	ts := startServer(t, "--skills", skills, "--metrics-listen", metricsAddr, "--metrics-pprof")
 	metrics := "http://" + metricsAddr
 
-	if resp, body := ts.get(t, metrics+"/debug/pprof/"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine") {
+	if resp, body := ts.Get(t, metrics+"/debug/pprof/"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine") {
 		t.Errorf("GET /debug/pprof/ on the metrics listener: %d\n%.300s", resp.StatusCode, body)
 	}
-	resp, body := ts.get(t, metrics+"/debug/pprof/profile?seconds=1")
+	resp, body := ts.Get(t, metrics+"/debug/pprof/profile?seconds=1")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("CPU profile: %d %.300s", resp.StatusCode, body)
 	}
@@ -33,12 +35,12 @@ func TestMetricsPprof(t *testing.T) {
 	if err != nil || !bytes.Contains(raw, []byte("cpu")) || !bytes.Contains(raw, []byte("nanoseconds")) {
 		t.Errorf("CPU profile: %v, %d bytes without its sample types", err, len(raw))
 	}
-	if resp, body := ts.get(t, metrics+"/debug/pprof/heap?debug=1"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
+	if resp, body := ts.Get(t, metrics+"/debug/pprof/heap?debug=1"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
 		t.Errorf("heap profile: %d %.200s", resp.StatusCode, body)
 	}
 	// A profile or trace holds its connection: bounded.
 	for _, p := range []string{"/debug/pprof/profile?seconds=61", "/debug/pprof/trace?seconds=3600", "/debug/pprof/profile?seconds=1e9"} {
-		if resp, body := ts.get(t, metrics+p); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "at most 60") {
+		if resp, body := ts.Get(t, metrics+p); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "at most 60") {
 			t.Errorf("GET %s: %d %q, want 400 naming the bound", p, resp.StatusCode, body)
 		}
 	}
@@ -50,19 +52,19 @@ func TestMetricsPprof(t *testing.T) {
 	}
 	// Never on the main listener.
 	for _, p := range []string{"/debug/pprof/", "/debug/pprof/profile?seconds=1", "/debug/pprof/heap"} {
-		if resp, _ := ts.get(t, p); resp.StatusCode != http.StatusNotFound {
+		if resp, _ := ts.Get(t, p); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s on the main listener: %d, want 404", p, resp.StatusCode)
 		}
 	}
 	ts.Stop(t)
 
 	// Off by default.
-	metricsAddr = freePort(t)
+	metricsAddr = fixture.FreePort(t)
 	ts = startServer(t, "--skills", skills, "--metrics-listen", metricsAddr)
-	if resp, _ := ts.get(t, "http://"+metricsAddr+"/debug/pprof/"); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := ts.Get(t, "http://"+metricsAddr+"/debug/pprof/"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /debug/pprof/ without metrics_pprof: %d, want 404", resp.StatusCode)
 	}
-	if resp, body := ts.get(t, "http://"+metricsAddr+"/metrics"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_build_info") {
+	if resp, body := ts.Get(t, "http://"+metricsAddr+"/metrics"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_build_info") {
 		t.Errorf("GET /metrics: %d", resp.StatusCode)
 	}
 }

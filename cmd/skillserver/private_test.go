@@ -15,55 +15,15 @@ import (
 
 	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/fixture"
-)
 
-// Read tokens of the private-feed tests. teamSecret's token sees code-*,
-// k8s-deploy and one sub-agent.
-const (
-	allSecret  = "all-secret-0123456789abcdef"
-	teamSecret = "team-secret-0123456789abcd"
-	newSecret  = "new-secret-0123456789abcde"
+	"github.com/skillserver/skillserver/internal/check/checktest"
 )
-
-func writeTokens(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path+".tmp", []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil { // as secret mounts do
-		t.Fatal(err)
-	}
-}
 
 // startPrivate runs the example tree as a private feed, with args.
 func startPrivate(t *testing.T, args ...string) (*testServer, string) {
 	t.Helper()
-	skills, agents := exampleTree(t)
-	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "# read tokens\nall "+allSecret+" *\n\nteam "+teamSecret+" code-* k8s-deploy changelog-reviewer\n")
-	return startServer(t, append([]string{"--skills", skills, "--agents", agents, "--read-tokens-file", file}, args...)...), file
-}
-
-// noRedirects is a client that fails on any redirect: netclaw drops its
-// key on one.
-var noRedirects = &http.Client{CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-	return fmt.Errorf("redirected to %s", req.URL)
-}}
-
-func fetch(t *testing.T, method, u, auth string, body string) (*http.Response, []byte) {
-	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, u, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	return send(t, req)
+	private, file := fixture.PrivateArgs(t, "../..")
+	return startServer(t, append(private, args...)...), file
 }
 
 // privateSurfaces is a request on every surface of the feed.
@@ -108,12 +68,12 @@ func TestPrivateFeedRefusesWithoutToken(t *testing.T) {
 			want               int
 		}{
 			{"none", "", "", http.StatusUnauthorized},
-			{"other scheme", "", "Basic " + allSecret, http.StatusUnauthorized},
+			{"other scheme", "", "Basic " + fixture.AllSecret, http.StatusUnauthorized},
 			{"wrong bearer", "", "Bearer wrong-secret-0123456789", http.StatusForbidden},
 			{"wrong path token", "/t/wrong-secret-0123456789", "", http.StatusForbidden},
 			{"escaped path token", "/t/all%2Dsecret-0123456789abcdef", "", http.StatusForbidden},
 		} {
-			resp, body := fetch(t, s.method, ts.URL+tc.prefix+s.path, tc.auth, s.body)
+			resp, body := fixture.Fetch(t, s.method, ts.URL+tc.prefix+s.path, tc.auth, s.body)
 			if resp.StatusCode != tc.want {
 				t.Errorf("%s %s (%s): %d, want %d", s.method, s.path, tc.name, resp.StatusCode, tc.want)
 				continue
@@ -132,29 +92,18 @@ func TestPrivateFeedRefusesWithoutToken(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"/healthz", "/readyz"} {
-		if resp, _ := fetch(t, "GET", ts.URL+p, "", ""); resp.StatusCode != http.StatusOK {
+		if resp, _ := fixture.Fetch(t, "GET", ts.URL+p, "", ""); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s without a token: %d, want 200", p, resp.StatusCode)
 		}
 	}
 	// The refusals are counted by reason.
-	_, metrics := fetch(t, "GET", ts.URL+"/metrics", "Bearer "+allSecret, "")
+	_, metrics := fixture.Fetch(t, "GET", ts.URL+"/metrics", "Bearer "+fixture.AllSecret, "")
 	for _, want := range []string{`skillserver_http_auth_refusals_total{reason="missing"} 52`, `skillserver_http_auth_refusals_total{reason="unknown"} 78`} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("metrics lack %s", want)
 		}
 	}
-	assertNoSecret(t, ts)
-}
-
-// assertNoSecret checks the server's log holds no token.
-func assertNoSecret(t *testing.T, ts *testServer) {
-	t.Helper()
-	log := ts.logged(t)
-	for _, s := range []string{allSecret, teamSecret, newSecret, "wrong-secret", "secret-0123"} {
-		if strings.Contains(log, s) {
-			t.Errorf("the log holds a secret (%s):\n%s", s, log)
-		}
-	}
+	fixture.AssertNoSecret(t, ts)
 }
 
 // TestPrivateFeedBearerAndPathForms: both forms read the whole feed, the
@@ -164,11 +113,11 @@ func TestPrivateFeedBearerAndPathForms(t *testing.T) {
 	ts, _ := startPrivate(t)
 	for _, s := range privateSurfaces[:len(privateSurfaces)-1] { // not the 404 route
 		for _, tc := range []struct{ name, prefix, auth string }{
-			{"bearer", "", "Bearer " + allSecret},
-			{"lower-case scheme", "", "bearer " + allSecret},
-			{"path", "/t/" + allSecret, ""},
+			{"bearer", "", "Bearer " + fixture.AllSecret},
+			{"lower-case scheme", "", "bearer " + fixture.AllSecret},
+			{"path", "/t/" + fixture.AllSecret, ""},
 		} {
-			resp, body := fetch(t, s.method, ts.URL+tc.prefix+s.path, tc.auth, s.body)
+			resp, body := fixture.Fetch(t, s.method, ts.URL+tc.prefix+s.path, tc.auth, s.body)
 			want := http.StatusOK
 			if strings.Contains(s.path, "/blobs/") {
 				want = http.StatusNotFound // no such blob, but past the token
@@ -189,8 +138,8 @@ func TestPrivateFeedBearerAndPathForms(t *testing.T) {
 
 	// Under the path prefix, every absolute URL and href keeps it, and
 	// the pinned artifacts it names answer, privately.
-	prefix := "/t/" + allSecret
-	idx := getIndex(t, ts.URL+prefix, "")
+	prefix := "/t/" + fixture.AllSecret
+	idx := fixture.GetIndex(t, ts.URL+prefix, "")
 	if len(idx.Skills) != 5 {
 		t.Fatalf("index lists %d skills, want 5", len(idx.Skills))
 	}
@@ -198,9 +147,9 @@ func TestPrivateFeedBearerAndPathForms(t *testing.T) {
 		if !strings.HasPrefix(s.URL, ts.URL+prefix+"/api/v1/blobs/sha256/") {
 			t.Errorf("%s: url %q lost the path token", s.Name, s.URL)
 		}
-		resp, b := fetch(t, "GET", s.URL, "", "")
-		if resp.StatusCode != http.StatusOK || sha(b) != s.Digest {
-			t.Errorf("%s: GET %s: %d, digest %s", s.Name, s.URL, resp.StatusCode, sha(b))
+		resp, b := fixture.Fetch(t, "GET", s.URL, "", "")
+		if resp.StatusCode != http.StatusOK || fixture.SHA(b) != s.Digest {
+			t.Errorf("%s: GET %s: %d, digest %s", s.Name, s.URL, resp.StatusCode, fixture.SHA(b))
 		}
 		if cc := resp.Header.Get("Cache-Control"); cc != "private, max-age=31536000, immutable" {
 			t.Errorf("%s: pinned Cache-Control %q", s.Name, cc)
@@ -208,7 +157,7 @@ func TestPrivateFeedBearerAndPathForms(t *testing.T) {
 	}
 	for _, p := range []string{"/manifest.json", "/skills/v1/index.json", "/skills/v1/pages/all.json", "/skills/v1/k8s-deploy/index.json",
 		"/subagents/v1/pages/all.json", "/api/v1/skills", "/api/v1/skills/k8s-deploy", "/api/v1/skills/support-triage/latest"} {
-		_, body := fetch(t, "GET", ts.URL+prefix+p, "", "")
+		_, body := fixture.Fetch(t, "GET", ts.URL+prefix+p, "", "")
 		hrefs := jsonStrings(t, body, "href")
 		if len(hrefs) == 0 {
 			t.Errorf("%s: no href", p)
@@ -217,36 +166,23 @@ func TestPrivateFeedBearerAndPathForms(t *testing.T) {
 			if !strings.HasPrefix(h, prefix+"/") {
 				t.Errorf("%s: href %q lost the path token", p, h)
 			}
-			if resp, _ := fetch(t, "GET", ts.URL+h, "", ""); resp.StatusCode != http.StatusOK {
+			if resp, _ := fixture.Fetch(t, "GET", ts.URL+h, "", ""); resp.StatusCode != http.StatusOK {
 				t.Errorf("%s: href %s answers %d", p, h, resp.StatusCode)
 			}
 		}
 	}
 	// The same documents with a bearer token carry no prefix.
-	_, body := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+allSecret, "")
+	_, body := fixture.Fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+fixture.AllSecret, "")
 	for _, h := range jsonStrings(t, body, "href") {
 		if strings.HasPrefix(h, "/t/") {
 			t.Errorf("bearer manifest href %q has a path token", h)
 		}
 	}
-	log := ts.logged(t)
+	log := ts.Logged(t)
 	if !strings.Contains(log, `"path":"/t/REDACTED/manifest.json"`) || !strings.Contains(log, `"token":"all"`) {
 		t.Errorf("the request log names neither the redacted path nor the token's name:\n%s", log)
 	}
-	assertNoSecret(t, ts)
-}
-
-func getIndex(t *testing.T, base, auth string) rfcIndex {
-	t.Helper()
-	resp, body := fetch(t, "GET", base+"/.well-known/agent-skills/index.json", auth, "")
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("index: %d %s", resp.StatusCode, body)
-	}
-	var idx rfcIndex
-	if err := json.Unmarshal(body, &idx); err != nil {
-		t.Fatal(err)
-	}
-	return idx
+	fixture.AssertNoSecret(t, ts)
 }
 
 // jsonStrings collects the string values of key anywhere in a document.
@@ -282,9 +218,9 @@ func jsonStrings(t *testing.T, body []byte, key string) []string {
 // surface, and everything else is 404.
 func TestPrivateFeedScopedToken(t *testing.T) {
 	ts, _ := startPrivate(t)
-	team := "Bearer " + teamSecret
-	all := getIndex(t, ts.URL, "Bearer "+allSecret)
-	idx := getIndex(t, ts.URL, team)
+	team := "Bearer " + fixture.TeamSecret
+	all := fixture.GetIndex(t, ts.URL, "Bearer "+fixture.AllSecret)
+	idx := fixture.GetIndex(t, ts.URL, team)
 	var names []string
 	for _, s := range idx.Skills {
 		names = append(names, s.Name)
@@ -308,7 +244,7 @@ func TestPrivateFeedScopedToken(t *testing.T) {
 	if err := json.Unmarshal(get200(t, ts.URL+"/api/v1/info", team), &info); err != nil || info.Skills != 2 || info.SkillVersions != 4 {
 		t.Errorf("scoped info counts %+v (%v), want 2 skills, 4 versions", info, err)
 	}
-	_, body := fetch(t, "POST", ts.URL+"/api/v1/skills/check-updates", team, `[{"name":"release-notes","version":"0"},{"name":"code-review","version":"0"}]`)
+	_, body := fixture.Fetch(t, "POST", ts.URL+"/api/v1/skills/check-updates", team, `[{"name":"release-notes","version":"0"},{"name":"code-review","version":"0"}]`)
 	var checks []struct {
 		Name  string
 		Known bool
@@ -326,32 +262,32 @@ func TestPrivateFeedScopedToken(t *testing.T) {
 			ts.URL + "/api/v1/skills/" + s.Name, ts.URL + "/api/v1/skills/" + s.Name + "/latest",
 			ts.URL + "/.well-known/skills/" + s.Name + "/SKILL.md", ts.URL + "/.well-known/agent-skills/" + s.Name + "/SKILL.md"}
 		for _, u := range out {
-			if resp, _ := fetch(t, "GET", u, team, ""); resp.StatusCode != http.StatusNotFound {
+			if resp, _ := fixture.Fetch(t, "GET", u, team, ""); resp.StatusCode != http.StatusNotFound {
 				t.Errorf("scoped GET %s: %d, want 404", u, resp.StatusCode)
 			}
-			if resp, _ := fetch(t, "GET", u, "Bearer "+allSecret, ""); resp.StatusCode != http.StatusOK {
+			if resp, _ := fixture.Fetch(t, "GET", u, "Bearer "+fixture.AllSecret, ""); resp.StatusCode != http.StatusOK {
 				t.Errorf("unscoped GET %s: %d, want 200", u, resp.StatusCode)
 			}
 		}
 	}
 	for _, u := range []string{"/subagents/v1/technical-support-diagnostician/index.json", "/api/v1/subagents/technical-support-diagnostician"} {
-		if resp, _ := fetch(t, "GET", ts.URL+u, team, ""); resp.StatusCode != http.StatusNotFound {
+		if resp, _ := fixture.Fetch(t, "GET", ts.URL+u, team, ""); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("scoped GET %s: %d, want 404", u, resp.StatusCode)
 		}
 	}
 	// Its own blobs answer.
 	for _, s := range idx.Skills {
 		u := ts.URL + "/api/v1/blobs/sha256/" + strings.TrimPrefix(s.Digest, "sha256:")
-		if resp, b := fetch(t, "GET", u, team, ""); resp.StatusCode != http.StatusOK || sha(b) != s.Digest {
+		if resp, b := fixture.Fetch(t, "GET", u, team, ""); resp.StatusCode != http.StatusOK || fixture.SHA(b) != s.Digest {
 			t.Errorf("scoped GET %s: %d", u, resp.StatusCode)
 		}
 	}
-	assertNoSecret(t, ts)
+	fixture.AssertNoSecret(t, ts)
 }
 
 func get200(t *testing.T, u, auth string) []byte {
 	t.Helper()
-	resp, body := fetch(t, "GET", u, auth, "")
+	resp, body := fixture.Fetch(t, "GET", u, auth, "")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, body)
 	}
@@ -364,31 +300,31 @@ func TestPrivateFeedTokenFileReload(t *testing.T) {
 	ts, file := startPrivate(t)
 	status := func(secret string) func() int {
 		return func() int {
-			resp, _ := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+secret, "")
+			resp, _ := fixture.Fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+secret, "")
 			return resp.StatusCode
 		}
 	}
-	writeTokens(t, file, "new "+newSecret+" *\n")
-	eventually(t, 10*time.Second, "the new token works", func() error {
-		if c := status(newSecret)(); c != http.StatusOK {
+	fixture.WriteTokens(t, file, "new "+fixture.NewSecret+" *\n")
+	fixture.Eventually(t, 10*time.Second, "the new token works", func() error {
+		if c := status(fixture.NewSecret)(); c != http.StatusOK {
 			return fmt.Errorf("new token: %d", c)
 		}
 		return nil
 	})
-	if c := status(allSecret)(); c != http.StatusForbidden {
+	if c := status(fixture.AllSecret)(); c != http.StatusForbidden {
 		t.Errorf("removed token: %d, want 403", c)
 	}
-	writeTokens(t, file, "new "+newSecret+" *\nbroken\n")
-	eventually(t, 10*time.Second, "the bad file is reported", func() error {
+	fixture.WriteTokens(t, file, "new "+fixture.NewSecret+" *\nbroken\n")
+	fixture.Eventually(t, 10*time.Second, "the bad file is reported", func() error {
 		if !strings.Contains(ts.Stderr.String(), file+":2: want NAME SECRET") {
 			return fmt.Errorf("no error naming line 2")
 		}
 		return nil
 	})
-	if c := status(newSecret)(); c != http.StatusOK {
+	if c := status(fixture.NewSecret)(); c != http.StatusOK {
 		t.Errorf("after a bad reload the previous token answers %d, want 200", c)
 	}
-	assertNoSecret(t, ts)
+	fixture.AssertNoSecret(t, ts)
 }
 
 // TestPrivateFeedSIGHUPReloadsTokens: with the file watch off, SIGHUP
@@ -396,22 +332,22 @@ func TestPrivateFeedTokenFileReload(t *testing.T) {
 func TestPrivateFeedSIGHUPReloadsTokens(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+" *\n")
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\n")
 	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--watch=false")
-	writeTokens(t, file, "new "+newSecret+" *\n")
+	fixture.WriteTokens(t, file, "new "+fixture.NewSecret+" *\n")
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "SIGHUP loads the new token", func() error {
-		if resp, _ := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+newSecret, ""); resp.StatusCode != http.StatusOK {
+	fixture.Eventually(t, 10*time.Second, "SIGHUP loads the new token", func() error {
+		if resp, _ := fixture.Fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+fixture.NewSecret, ""); resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("new token: %d", resp.StatusCode)
 		}
 		return nil
 	})
-	if resp, _ := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+allSecret, ""); resp.StatusCode != http.StatusForbidden {
+	if resp, _ := fixture.Fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+fixture.AllSecret, ""); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("removed token: %d, want 403", resp.StatusCode)
 	}
-	assertNoSecret(t, ts)
+	fixture.AssertNoSecret(t, ts)
 }
 
 // TestPrivateFeedRetentionKeepsScope: after a reload replaced an
@@ -420,27 +356,27 @@ func TestPrivateFeedSIGHUPReloadsTokens(t *testing.T) {
 func TestPrivateFeedRetentionKeepsScope(t *testing.T) {
 	skills, agents := fixture.ExampleTree(t, "../..")
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+" *\nteam "+teamSecret+" code-*\n")
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\nteam "+fixture.TeamSecret+" code-*\n")
 	ts := startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", file, "--watch-debounce", "10ms")
 	var old string
-	for _, s := range getIndex(t, ts.URL, "Bearer "+allSecret).Skills {
+	for _, s := range fixture.GetIndex(t, ts.URL, "Bearer "+fixture.AllSecret).Skills {
 		if s.Name == "release-notes" {
 			old = s.URL
 		}
 	}
-	mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), skillDoc("release-notes", ""))
-	eventually(t, 10*time.Second, "the edit is published", func() error {
-		for _, s := range getIndex(t, ts.URL, "Bearer "+allSecret).Skills {
+	mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), fixture.SkillDoc("release-notes", ""))
+	fixture.Eventually(t, 10*time.Second, "the edit is published", func() error {
+		for _, s := range fixture.GetIndex(t, ts.URL, "Bearer "+fixture.AllSecret).Skills {
 			if s.Name == "release-notes" && s.URL == old {
 				return fmt.Errorf("still the old version")
 			}
 		}
 		return nil
 	})
-	if resp, _ := fetch(t, "GET", old, "Bearer "+allSecret, ""); resp.StatusCode != http.StatusOK {
+	if resp, _ := fixture.Fetch(t, "GET", old, "Bearer "+fixture.AllSecret, ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("retained pinned URL for the full token: %d, want 200", resp.StatusCode)
 	}
-	if resp, _ := fetch(t, "GET", old, "Bearer "+teamSecret, ""); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := fixture.Fetch(t, "GET", old, "Bearer "+fixture.TeamSecret, ""); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("retained pinned URL of an out-of-scope skill for a scoped token: %d, want 404", resp.StatusCode)
 	}
 }
@@ -450,11 +386,11 @@ func TestPrivateFeedRetentionKeepsScope(t *testing.T) {
 func TestPrivateFeedBadTokenFileAtStartup(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "ok "+allSecret+" *\nshort abc *\n")
-	var stderr syncBuffer
+	fixture.WriteTokens(t, file, "ok "+fixture.AllSecret+" *\nshort abc *\n")
+	var stderr fixture.SyncBuffer
 	code := run(t.Context(), []string{"serve", "--listen", "127.0.0.1:0", "--skills", skills, "--read-tokens-file", file},
 		func(string) string { return "" }, io.Discard, &stderr)
-	if code == 0 || !strings.Contains(stderr.String(), file+":2: token \"short\"") || strings.Contains(stderr.String(), allSecret) {
+	if code == 0 || !strings.Contains(stderr.String(), file+":2: token \"short\"") || strings.Contains(stderr.String(), fixture.AllSecret) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())
 	}
 }
@@ -470,15 +406,15 @@ func TestSyncPrivateFeedWithBearer(t *testing.T) {
 	for _, tc := range []struct {
 		token          string
 		skills, agents int
-	}{{allSecret, 5, 2}, {teamSecret, 2, 1}} {
+	}{{fixture.AllSecret, 5, 2}, {fixture.TeamSecret, 2, 1}} {
 		c := check.New(ts.URL)
 		c.Token = tc.token
-		syncPass(t, c)
+		checktest.SyncPass(t, c)
 		if len(c.Skills) != tc.skills || len(c.Agents) != tc.agents {
 			t.Errorf("synced %d skills, %d agents; want %d, %d", len(c.Skills), len(c.Agents), tc.skills, tc.agents)
 		}
 	}
-	assertNoSecret(t, ts)
+	fixture.AssertNoSecret(t, ts)
 }
 
 // TestPrivateFeedMetricsListenerIsOpen: /metrics on its own listener needs
@@ -487,13 +423,13 @@ func TestSyncPrivateFeedWithBearer(t *testing.T) {
 func TestPrivateFeedMetricsListenerIsOpen(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+" *\n")
-	addr := freePort(t)
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\n")
+	addr := fixture.FreePort(t)
 	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--metrics-listen", addr)
-	if resp, body := fetch(t, "GET", "http://"+addr+"/metrics", "", ""); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_build_info") {
+	if resp, body := fixture.Fetch(t, "GET", "http://"+addr+"/metrics", "", ""); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "skillserver_build_info") {
 		t.Errorf("metrics listener without a token: %d", resp.StatusCode)
 	}
-	if resp, _ := fetch(t, "GET", ts.URL+"/api/v1/info", "", ""); resp.StatusCode != http.StatusUnauthorized {
+	if resp, _ := fixture.Fetch(t, "GET", ts.URL+"/api/v1/info", "", ""); resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("main listener without a token: %d, want 401", resp.StatusCode)
 	}
 }
@@ -509,12 +445,12 @@ func TestPrivateFeedMetricsNeedTheWholeTree(t *testing.T) {
 		name, prefix, auth string
 		want               int
 	}{
-		{"scoped bearer", "", "Bearer " + teamSecret, http.StatusNotFound},
-		{"scoped path token", "/t/" + teamSecret, "", http.StatusNotFound},
-		{"whole-tree bearer", "", "Bearer " + allSecret, http.StatusOK},
-		{"whole-tree path token", "/t/" + allSecret, "", http.StatusOK},
+		{"scoped bearer", "", "Bearer " + fixture.TeamSecret, http.StatusNotFound},
+		{"scoped path token", "/t/" + fixture.TeamSecret, "", http.StatusNotFound},
+		{"whole-tree bearer", "", "Bearer " + fixture.AllSecret, http.StatusOK},
+		{"whole-tree path token", "/t/" + fixture.AllSecret, "", http.StatusOK},
 	} {
-		resp, body := fetch(t, "GET", ts.URL+tc.prefix+"/metrics", tc.auth, "")
+		resp, body := fixture.Fetch(t, "GET", ts.URL+tc.prefix+"/metrics", tc.auth, "")
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s: /metrics answered %d, want %d", tc.name, resp.StatusCode, tc.want)
 		}

@@ -31,7 +31,7 @@ func TestInfoNamesTheCheckout(t *testing.T) {
 	info := func(args ...string) *provenance.Source {
 		t.Helper()
 		ts := startServer(t, append([]string{"--skills", skills, "--agents", t.TempDir()}, args...)...)
-		_, body := ts.get(t, "/api/v1/info")
+		_, body := ts.Get(t, "/api/v1/info")
 		var got struct{ Source *provenance.Source }
 		if err := json.Unmarshal(body, &got); err != nil {
 			t.Fatal(err)
@@ -99,7 +99,7 @@ func TestClonesOfOneCommitPublishTheSameBytes(t *testing.T) {
 		defer ts.Stop(t)
 		out := map[string][]byte{}
 		for _, p := range paths {
-			resp, body := ts.get(t, p)
+			resp, body := ts.Get(t, p)
 			if resp.StatusCode != http.StatusOK {
 				t.Fatalf("%s: %d", p, resp.StatusCode)
 			}

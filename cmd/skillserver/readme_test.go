@@ -12,34 +12,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// readmeShellLines returns the lines of README.md's ```sh blocks that
-// start with prefix, comments kept.
-func readmeShellLines(t *testing.T, prefix string) []string {
-	t.Helper()
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lines []string
-	in := false
-	for line := range strings.Lines(string(b)) {
-		line = strings.TrimRight(line, "\n")
-		switch {
-		case line == "```sh":
-			in = true
-		case line == "```":
-			in = false
-		case in && strings.HasPrefix(line, prefix):
-			lines = append(lines, line)
-		}
-	}
-	if len(lines) == 0 {
-		t.Fatalf("README.md has no %q line in a sh block", prefix)
-	}
-	return lines
-}
+	"github.com/skillserver/skillserver/internal/fixture"
+)
 
 // TestREADMEGoVersion: the Go release the README asks for is go.mod's.
 func TestREADMEGoVersion(t *testing.T) {
@@ -82,7 +57,7 @@ func TestREADMETour(t *testing.T) {
 	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": admin}, "--skills", skills, "--agents", agents)
 	host := strings.TrimPrefix(ts.URL, "http://")
 	dir := t.TempDir()
-	for _, line := range readmeShellLines(t, "curl ") {
+	for _, line := range fixture.READMEShellLines(t, "../..", "curl ") {
 		if !strings.Contains(line, "localhost:8080") {
 			continue
 		}
@@ -112,7 +87,7 @@ func TestREADMETour(t *testing.T) {
 // `make docker` builds with podman) mounts folders that exist from the
 // repository root.
 func TestREADMEDockerRunMounts(t *testing.T) {
-	for _, line := range readmeShellLines(t, "podman run ") {
+	for _, line := range fixture.READMEShellLines(t, "../..", "podman run ") {
 		mounts := regexp.MustCompile(`"\$PWD/([^:"]+):`).FindAllStringSubmatch(line, -1)
 		if len(mounts) == 0 {
 			t.Errorf("%s: mounts nothing from the repository", line)
@@ -130,7 +105,7 @@ func TestREADMEDockerRunMounts(t *testing.T) {
 // CI runs it), as its last command.
 func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	var want string
-	for _, line := range readmeShellLines(t, "make ") {
+	for _, line := range fixture.READMEShellLines(t, "../..", "make ") {
 		if cmd, comment, ok := strings.Cut(line, "#"); ok && strings.Contains(comment, "CI runs this") {
 			want = strings.TrimSpace(cmd)
 		}
@@ -170,7 +145,7 @@ func TestREADMEInstall(t *testing.T) {
 	if !strings.Contains(string(makefile), "name=skillserver_$(VERSION)_$${os}_$$arch;") {
 		t.Fatal("the Makefile's dist no longer names archives skillserver_VERSION_OS_ARCH: update this test and the README's Install")
 	}
-	lines := strings.Join(readmeShellLines(t, ""), "\n")
+	lines := strings.Join(fixture.READMEShellLines(t, "../..", ""), "\n")
 	for _, want := range []string{
 		"P=linux_amd64",
 		"/releases/download/$V/skillserver_${V}_$P.tar.gz",

@@ -22,7 +22,8 @@ import (
 
 const adminToken = "test-admin-token"
 
-func (ts *testServer) reload(t *testing.T) {
+// postReload asks ts to rescan through POST /-/reload with adminToken.
+func postReload(t *testing.T, ts *testServer) {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/-/reload", nil)
 	req.Header.Set("Authorization", "Bearer "+adminToken)
@@ -44,14 +45,6 @@ func mustWrite(t *testing.T, path, body string) {
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func skillDoc(name, extra string) string {
-	return "---\nname: " + name + "\ndescription: Skill " + name + " for the reload test.\n" + extra + "---\n\nBody of " + name + ".\n"
-}
-
-func agentDoc(name, extra string) string {
-	return "---\nname: " + name + "\ndescription: Agent " + name + ".\n" + extra + "---\n\nYou are " + name + ".\n"
 }
 
 // TestSyncWhileTheTreeChanges runs clients that sync the way netclaw and
@@ -97,28 +90,28 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 
 	mutations := []func(i int){
 		func(i int) { // add a skill with a resource, and an agent
-			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "SKILL.md"), skillDoc(fmt.Sprintf("added-%d", i), ""))
+			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "SKILL.md"), fixture.SkillDoc(fmt.Sprintf("added-%d", i), ""))
 			mustWrite(t, filepath.Join(skills, fmt.Sprintf("added-%d", i), "notes", "n.md"), fmt.Sprintf("note %d\n", i))
-			mustWrite(t, filepath.Join(agents, fmt.Sprintf("agent-%d.md", i)), agentDoc(fmt.Sprintf("agent-%d", i), ""))
+			mustWrite(t, filepath.Join(agents, fmt.Sprintf("agent-%d.md", i)), fixture.AgentDoc(fmt.Sprintf("agent-%d", i), ""))
 		},
 		func(i int) { // edit a declared version in place
 			mustWrite(t, filepath.Join(skills, "code-review", "references", "checklist.md"), fmt.Sprintf("# Checklist, edit %d\n", i))
 		},
 		func(i int) { // edit an undeclared version (it becomes a new version)
 			mustWrite(t, filepath.Join(skills, "windows-notes", "SKILL.md"), "---\r\nname: windows-notes\r\ndescription: Windows notes.\r\n---\r\n\r\nEdit "+fmt.Sprint(i)+"\r\n")
-			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), agentDoc("changelog-reviewer", "")+fmt.Sprintf("Edit %d.\n", i))
+			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), fixture.AgentDoc("changelog-reviewer", "")+fmt.Sprintf("Edit %d.\n", i))
 		},
 		func(i int) { // new versions
-			mustWrite(t, filepath.Join(skills, "k8s-deploy", fmt.Sprintf("1.3.%d", i), "SKILL.md"), skillDoc("k8s-deploy", ""))
-			mustWrite(t, filepath.Join(agents, "technical-support-diagnostician", fmt.Sprintf("1.1.%d.md", i)), agentDoc("technical-support-diagnostician", ""))
+			mustWrite(t, filepath.Join(skills, "k8s-deploy", fmt.Sprintf("1.3.%d", i), "SKILL.md"), fixture.SkillDoc("k8s-deploy", ""))
+			mustWrite(t, filepath.Join(agents, "technical-support-diagnostician", fmt.Sprintf("1.1.%d.md", i)), fixture.AgentDoc("technical-support-diagnostician", ""))
 		},
 		func(i int) { // a broken half-save over a valid skill and agent, then the fix
-			good := skillDoc("release-notes", fmt.Sprintf("metadata:\n  version: 0.3.%d\n", i+2))
+			good := fixture.SkillDoc("release-notes", fmt.Sprintf("metadata:\n  version: 0.3.%d\n", i+2))
 			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good[:len(good)/3])
 			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), "---\nname: changelog-rev")
-			ts.reload(t)
+			postReload(t, ts)
 			mustWrite(t, filepath.Join(skills, "release-notes", "SKILL.md"), good)
-			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), agentDoc("changelog-reviewer", ""))
+			mustWrite(t, filepath.Join(agents, "changelog-reviewer.md"), fixture.AgentDoc("changelog-reviewer", ""))
 		},
 		func(i int) { // remove what an earlier round added
 			if i < 6 {
@@ -132,10 +125,10 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 	for i := range rounds {
 		mutations[i%len(mutations)](i)
 		if i%2 == 0 {
-			ts.reload(t) // otherwise the file watch picks it up
+			postReload(t, ts) // otherwise the file watch picks it up
 		}
 	}
-	ts.reload(t)
+	postReload(t, ts)
 	stop.Store(true)
 	wg.Wait()
 
@@ -195,12 +188,12 @@ func TestSyncWhileTheTreeChanges(t *testing.T) {
 func TestSIGHUPReloads(t *testing.T) {
 	skills := fixture.CopyTree(t, "../../testdata/skills")
 	ts := startServer(t, "--skills", skills, "--watch=false")
-	mustWrite(t, filepath.Join(skills, "hup-skill", "SKILL.md"), skillDoc("hup-skill", ""))
+	mustWrite(t, filepath.Join(skills, "hup-skill", "SKILL.md"), fixture.SkillDoc("hup-skill", ""))
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "SIGHUP publishes the new skill", func() error {
-		if r, body := ts.get(t, "/api/v1/skills/hup-skill"); r.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hup-skill")) {
+	fixture.Eventually(t, 20*time.Second, "SIGHUP publishes the new skill", func() error {
+		if r, body := ts.Get(t, "/api/v1/skills/hup-skill"); r.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("hup-skill")) {
 			return fmt.Errorf("status %d", r.StatusCode)
 		}
 		return nil
@@ -212,7 +205,7 @@ func TestSIGHUPReloads(t *testing.T) {
 func TestWatchPublishesChanges(t *testing.T) {
 	skills := fixture.CopyTree(t, "../../testdata/skills")
 	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
-	mustWrite(t, filepath.Join(skills, "watched", "SKILL.md"), skillDoc("watched", ""))
+	mustWrite(t, filepath.Join(skills, "watched", "SKILL.md"), fixture.SkillDoc("watched", ""))
 	waitForSkill(t, ts, "watched", "the file watch")
 }
 
@@ -222,10 +215,10 @@ func TestWatchPublishesChanges(t *testing.T) {
 // alone.
 func TestWatchFollowsLinks(t *testing.T) {
 	skills := t.TempDir()
-	mustWrite(t, filepath.Join(skills, "shared", "SKILL.md"), skillDoc("shared", ""))
+	mustWrite(t, filepath.Join(skills, "shared", "SKILL.md"), fixture.SkillDoc("shared", ""))
 	mustWrite(t, filepath.Join(skills, "shared", "common.md"), "common v1\n")
 	mustWrite(t, filepath.Join(skills, ".team", "style.md"), "style v1\n")
-	mustWrite(t, filepath.Join(skills, "user", "SKILL.md"), skillDoc("user", ""))
+	mustWrite(t, filepath.Join(skills, "user", "SKILL.md"), fixture.SkillDoc("user", ""))
 	for link, target := range map[string]string{"common.md": "../shared/common.md", "style.md": "../.team/style.md"} {
 		if err := os.Symlink(target, filepath.Join(skills, "user", link)); err != nil {
 			t.Fatal(err)
@@ -237,8 +230,8 @@ func TestWatchFollowsLinks(t *testing.T) {
 		{filepath.Join(skills, ".team", "style.md"), "style.md", "style v2\n"},
 	} {
 		mustWrite(t, c.file, c.want)
-		eventually(t, 20*time.Second, "user/"+c.path+" follows its link target", func() error {
-			if resp, body := ts.get(t, "/.well-known/skills/user/"+c.path); resp.StatusCode != http.StatusOK || string(body) != c.want {
+		fixture.Eventually(t, 20*time.Second, "user/"+c.path+" follows its link target", func() error {
+			if resp, body := ts.Get(t, "/.well-known/skills/user/"+c.path); resp.StatusCode != http.StatusOK || string(body) != c.want {
 				return fmt.Errorf("still serves %q (%d)", body, resp.StatusCode)
 			}
 			return nil
@@ -249,8 +242,8 @@ func TestWatchFollowsLinks(t *testing.T) {
 // waitForSkill waits until name is published, for at most 20s.
 func waitForSkill(t *testing.T, ts *testServer, name, why string) {
 	t.Helper()
-	eventually(t, 20*time.Second, why+" publishes skill "+name, func() error {
-		if r, _ := ts.get(t, "/api/v1/skills/"+name); r.StatusCode != http.StatusOK {
+	fixture.Eventually(t, 20*time.Second, why+" publishes skill "+name, func() error {
+		if r, _ := ts.Get(t, "/api/v1/skills/"+name); r.StatusCode != http.StatusOK {
 			return fmt.Errorf("status %d", r.StatusCode)
 		}
 		return nil
@@ -261,10 +254,10 @@ func waitForSkill(t *testing.T, ts *testServer, name, why string) {
 // replaces every watched folder; the watch must follow on its own.
 func TestWatchSurvivesARecreatedRoot(t *testing.T) {
 	skills := filepath.Join(t.TempDir(), "skills")
-	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), skillDoc("before", ""))
+	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), fixture.SkillDoc("before", ""))
 	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
 	fresh := fixture.CopyTree(t, "../../testdata/skills")
-	mustWrite(t, filepath.Join(fresh, "recreated", "SKILL.md"), skillDoc("recreated", ""))
+	mustWrite(t, filepath.Join(fresh, "recreated", "SKILL.md"), fixture.SkillDoc("recreated", ""))
 	if err := os.RemoveAll(skills); err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +265,7 @@ func TestWatchSurvivesARecreatedRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitForSkill(t, ts, "recreated", "after the root was re-created")
-	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), skillDoc("later", ""))
+	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), fixture.SkillDoc("later", ""))
 	waitForSkill(t, ts, "later", "a skill added to the re-created root")
 }
 
@@ -281,17 +274,17 @@ func TestWatchSurvivesARecreatedRoot(t *testing.T) {
 func TestSIGHUPResumesTheWatch(t *testing.T) {
 	holder := filepath.Join(t.TempDir(), "holder")
 	skills := filepath.Join(holder, "skills")
-	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), skillDoc("before", ""))
+	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), fixture.SkillDoc("before", ""))
 	ts := startServer(t, "--skills", skills, "--watch-debounce", "10ms")
 	if err := os.RemoveAll(holder); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, filepath.Join(skills, "after-hup", "SKILL.md"), skillDoc("after-hup", ""))
+	mustWrite(t, filepath.Join(skills, "after-hup", "SKILL.md"), fixture.SkillDoc("after-hup", ""))
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitForSkill(t, ts, "after-hup", "SIGHUP after the root came back")
-	mustWrite(t, filepath.Join(skills, "watched-again", "SKILL.md"), skillDoc("watched-again", ""))
+	mustWrite(t, filepath.Join(skills, "watched-again", "SKILL.md"), fixture.SkillDoc("watched-again", ""))
 	waitForSkill(t, ts, "watched-again", "a skill added after SIGHUP, with the watch alone")
 }
 
@@ -319,7 +312,7 @@ func TestWatchPublishesUnderChurn(t *testing.T) {
 		}
 	}()
 	defer func() { close(stop); <-stopped }()
-	mustWrite(t, filepath.Join(skills, "churned", "SKILL.md"), skillDoc("churned", ""))
+	mustWrite(t, filepath.Join(skills, "churned", "SKILL.md"), fixture.SkillDoc("churned", ""))
 	start := time.Now()
 	waitForSkill(t, ts, "churned", "a new skill while a file is rewritten every 60ms")
 	t.Logf("published %s after it was written, under churn", time.Since(start).Round(10*time.Millisecond))
@@ -331,7 +324,7 @@ func TestReloadWatchdogMetrics(t *testing.T) {
 	skills, agents := exampleTree(t)
 	before := time.Now().Unix()
 	ts := startServer(t, "--skills", skills, "--agents", agents)
-	_, body := ts.get(t, "/metrics")
+	_, body := ts.Get(t, "/metrics")
 	for _, want := range []string{"skillserver_reloads_in_progress 0\n", "skillserver_reload_abandoned_total 0\n"} {
 		if !bytes.Contains(body, []byte(want)) {
 			t.Errorf("/metrics lacks %q", want)
@@ -355,16 +348,16 @@ func TestReloadWatchdogMetrics(t *testing.T) {
 // it used to keep the figure of the last reload until the next one.
 func TestRetainedBytesGaugeFollowsExpiry(t *testing.T) {
 	skills := t.TempDir()
-	mustWrite(t, filepath.Join(skills, "a", "SKILL.md"), skillDoc("a", ""))
+	mustWrite(t, filepath.Join(skills, "a", "SKILL.md"), fixture.SkillDoc("a", ""))
 	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "one")
 	ts := startServerEnv(t, map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken}, "--skills", skills, "--watch=false", "--retention", "1s")
 	mustWrite(t, filepath.Join(skills, "a", "ref.md"), "two")
-	ts.reload(t)
-	if log := ts.logged(t); !regexp.MustCompile(`"msg":"reload","generation":2,[^\n]*"retained_bytes":[1-9]`).MatchString(log) {
+	postReload(t, ts)
+	if log := ts.Logged(t); !regexp.MustCompile(`"msg":"reload","generation":2,[^\n]*"retained_bytes":[1-9]`).MatchString(log) {
 		t.Fatalf("the reload retained nothing:\n%s", log)
 	}
-	eventually(t, 20*time.Second, "skillserver_retained_bytes 0 after the 1s retention window", func() error {
-		_, body := ts.get(t, "/metrics")
+	fixture.Eventually(t, 20*time.Second, "skillserver_retained_bytes 0 after the 1s retention window", func() error {
+		_, body := ts.Get(t, "/metrics")
 		if m := regexp.MustCompile(`(?m)^skillserver_retained_bytes .*$`).Find(body); string(m) != "skillserver_retained_bytes 0" {
 			return fmt.Errorf("%s", m)
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/check"
+
+	"github.com/skillserver/skillserver/internal/check/checktest"
 )
 
 // TestSyncAsNetclaw walks the real server the way netclaw and the
@@ -17,7 +19,7 @@ func TestSyncAsNetclaw(t *testing.T) {
 	skills, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
 	c := check.New(ts.URL)
-	syncPass(t, c)
+	checktest.SyncPass(t, c)
 
 	var names []string
 	for n := range c.Skills {
@@ -51,39 +53,7 @@ func TestSyncAsNetclaw(t *testing.T) {
 		}
 	}
 
-	resyncDownloadsNothing(t, c)
-}
-
-// resyncDownloadsNothing runs a second skills and sub-agents pass with c,
-// which must download nothing.
-func resyncDownloadsNothing(t *testing.T, c *check.Client) {
-	t.Helper()
-	before := c.Downloads
-	if _, err := c.SyncSkills(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.SyncAgents(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if c.Downloads != before {
-		t.Errorf("second pass downloaded %d artifacts, want 0", c.Downloads-before)
-	}
-}
-
-// syncPass runs one netclaw pass with c: skills, sub-agents, then the
-// manifest walk.
-func syncPass(t *testing.T, c *check.Client) {
-	t.Helper()
-	rfc, err := c.SyncSkills(t.Context())
-	if err != nil {
-		t.Fatalf("skills pass: %v", err)
-	}
-	if err := c.SyncAgents(t.Context()); err != nil {
-		t.Fatalf("sub-agent pass: %v", err)
-	}
-	if err := c.WalkManifest(t.Context(), rfc); err != nil {
-		t.Fatalf("manifest walk: %v", err)
-	}
+	checktest.ResyncDownloadsNothing(t, c)
 }
 
 // TestSyncWithoutAgentsSource: no agents root is "absent" to netclaw, not

@@ -13,13 +13,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // logFile is a server log written to a file, as the server's stderr
 // redirected there would be, and kept in memory for the test to read.
 type logFile struct {
 	f   *os.File
-	buf syncBuffer
+	buf fixture.SyncBuffer
 }
 
 func (l *logFile) Write(p []byte) (int, error) {
@@ -78,7 +80,7 @@ func TestBrokenTokenFileLogsOnce(t *testing.T) {
 	skills, _ := exampleTree(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tokens")
-	writeTokens(t, file, "all "+allSecret+" *\n")
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\n")
 	f, err := os.Create(filepath.Join(dir, "skillserver.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +90,8 @@ func TestBrokenTokenFileLogsOnce(t *testing.T) {
 	base := startServerLog(t, lf, "--skills", skills, "--read-tokens-file", file, "--watch-debounce", "10ms", "--log-buffer-bytes", "0")
 
 	const notReloaded = `"msg":"read tokens not reloaded`
-	writeTokens(t, file, "all "+allSecret+" *\nbroken\n")
-	eventually(t, 10*time.Second, "the broken file is logged", func() error {
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\nbroken\n")
+	fixture.Eventually(t, 10*time.Second, "the broken file is logged", func() error {
 		if countLines(lf.buf.String(), notReloaded) == 0 {
 			return fmt.Errorf("not logged yet")
 		}
@@ -97,14 +99,14 @@ func TestBrokenTokenFileLogsOnce(t *testing.T) {
 	})
 	// Every request is a line of the log, a write in the folder.
 	for range 50 {
-		if resp, _ := fetch(t, "GET", base+"/manifest.json", "Bearer "+allSecret, ""); resp.StatusCode != http.StatusOK {
+		if resp, _ := fixture.Fetch(t, "GET", base+"/manifest.json", "Bearer "+fixture.AllSecret, ""); resp.StatusCode != http.StatusOK {
 			t.Fatalf("the tokens in force answer %d", resp.StatusCode)
 		}
 	}
 	// The watch handles events in order: once a good file written after
 	// those writes is read, every event before it has been handled.
-	writeTokens(t, file, "all "+allSecret+" *\nnew "+newSecret+" *\n")
-	eventually(t, 10*time.Second, "the good file is read", func() error {
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\nnew "+fixture.NewSecret+" *\n")
+	fixture.Eventually(t, 10*time.Second, "the good file is read", func() error {
 		if countLines(lf.buf.String(), `"msg":"read tokens reloaded"`) == 0 {
 			return fmt.Errorf("not read yet")
 		}
@@ -122,10 +124,10 @@ func TestBrokenTokenFileLogsOnce(t *testing.T) {
 func TestHalfWrittenTokenFileNeverWidens(t *testing.T) {
 	skills, agents := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+" *\nteam "+teamSecret+" code-*\n")
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\nteam "+fixture.TeamSecret+" code-*\n")
 	ts := startServer(t, "--skills", skills, "--agents", agents, "--read-tokens-file", file, "--watch-debounce", "10ms")
 	outOfScope := ts.URL + "/api/v1/skills/release-notes"
-	if resp, _ := fetch(t, "GET", outOfScope, "Bearer "+teamSecret, ""); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := fixture.Fetch(t, "GET", outOfScope, "Bearer "+fixture.TeamSecret, ""); resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("out of scope before the rewrite: %d, want 404", resp.StatusCode)
 	}
 	// Probe the out-of-scope item all along.
@@ -140,7 +142,7 @@ func TestHalfWrittenTokenFileNeverWidens(t *testing.T) {
 			default:
 			}
 			req, _ := http.NewRequest("GET", outOfScope, nil)
-			req.Header.Set("Authorization", "Bearer "+teamSecret)
+			req.Header.Set("Authorization", "Bearer "+fixture.TeamSecret)
 			if resp, err := http.DefaultClient.Do(req); err == nil {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
@@ -164,28 +166,28 @@ func TestHalfWrittenTokenFileNeverWidens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	if _, err := fh.WriteString("all " + allSecret + " *\nteam " + teamSecret); err != nil {
+	if _, err := fh.WriteString("all " + fixture.AllSecret + " *\nteam " + fixture.TeamSecret); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the cut file is read", func() error {
+	fixture.Eventually(t, 10*time.Second, "the cut file is read", func() error {
 		if readings() == before {
 			return fmt.Errorf("not read yet")
 		}
 		return nil
 	})
-	if resp, _ := fetch(t, "GET", outOfScope, "Bearer "+teamSecret, ""); resp.StatusCode == http.StatusOK {
+	if resp, _ := fixture.Fetch(t, "GET", outOfScope, "Bearer "+fixture.TeamSecret, ""); resp.StatusCode == http.StatusOK {
 		t.Errorf("out of scope after the first write: 200")
 	}
 	if _, err := fh.WriteString(" code-* k8s-deploy\n"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the whole file is read", func() error {
-		if resp, _ := fetch(t, "GET", ts.URL+"/api/v1/skills/k8s-deploy", "Bearer "+teamSecret, ""); resp.StatusCode != http.StatusOK {
+	fixture.Eventually(t, 10*time.Second, "the whole file is read", func() error {
+		if resp, _ := fixture.Fetch(t, "GET", ts.URL+"/api/v1/skills/k8s-deploy", "Bearer "+fixture.TeamSecret, ""); resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("k8s-deploy: %d", resp.StatusCode)
 		}
 		return nil
 	})
-	if resp, _ := fetch(t, "GET", outOfScope, "Bearer "+teamSecret, ""); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := fixture.Fetch(t, "GET", outOfScope, "Bearer "+fixture.TeamSecret, ""); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("out of scope after the second write: %d, want 404", resp.StatusCode)
 	}
 	stopProbe()
@@ -203,39 +205,39 @@ func TestHalfWrittenTokenFileNeverWidens(t *testing.T) {
 func TestDeletedTokenFileKeepsTokens(t *testing.T) {
 	skills, _ := exampleTree(t)
 	file := filepath.Join(t.TempDir(), "tokens")
-	writeTokens(t, file, "all "+allSecret+" *\n")
+	fixture.WriteTokens(t, file, "all "+fixture.AllSecret+" *\n")
 	ts := startServer(t, "--skills", skills, "--read-tokens-file", file, "--watch-debounce", "10ms")
 	const missing = `"msg":"read token file missing; the tokens read before stay in force`
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the deletion is logged", func() error {
+	fixture.Eventually(t, 10*time.Second, "the deletion is logged", func() error {
 		if countLines(ts.Stderr.String(), missing, `"level":"ERROR"`, `"tokens":["all"]`, `"read_at":`) == 0 {
 			return fmt.Errorf("not logged yet")
 		}
 		return nil
 	})
-	if resp, _ := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+allSecret, ""); resp.StatusCode != http.StatusOK {
+	if resp, _ := fixture.Fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+fixture.AllSecret, ""); resp.StatusCode != http.StatusOK {
 		t.Errorf("a token of the deleted file: %d, want 200", resp.StatusCode)
 	}
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "SIGHUP logs it again", func() error {
+	fixture.Eventually(t, 10*time.Second, "SIGHUP logs it again", func() error {
 		if n := countLines(ts.Stderr.String(), missing); n != 2 {
 			return fmt.Errorf("logged %d times", n)
 		}
 		return nil
 	})
 	// A file written again is read again.
-	writeTokens(t, file, "new "+newSecret+" *\n")
-	eventually(t, 10*time.Second, "the new file is read", func() error {
-		if resp, _ := fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+allSecret, ""); resp.StatusCode != http.StatusForbidden {
+	fixture.WriteTokens(t, file, "new "+fixture.NewSecret+" *\n")
+	fixture.Eventually(t, 10*time.Second, "the new file is read", func() error {
+		if resp, _ := fixture.Fetch(t, "GET", ts.URL+"/manifest.json", "Bearer "+fixture.AllSecret, ""); resp.StatusCode != http.StatusForbidden {
 			return fmt.Errorf("the old token: %d", resp.StatusCode)
 		}
 		return nil
 	})
-	if n := countLines(ts.logged(t), missing); n != 2 {
+	if n := countLines(ts.Logged(t), missing); n != 2 {
 		t.Errorf("the deletion was logged %d times, want 2 (once, and on SIGHUP)", n)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,6 +11,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/html"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // TestPathTokenLinksFollow: every URL the server hands out under a path
@@ -31,7 +32,7 @@ func TestPathTokenLinksFollow(t *testing.T) {
 		ts     *testServer
 		prefix string
 	}{
-		{"private feed, path token", private, "/t/" + allSecret},
+		{"private feed, path token", private, "/t/" + fixture.AllSecret},
 		{"open feed", open, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -50,7 +51,7 @@ func TestPathTokenLinksFollow(t *testing.T) {
 					t.Errorf("%s hands out %s: a path token on an open feed", u.where, u.url)
 				}
 				// The default client sends no Authorization header.
-				if resp, body := fetch(t, http.MethodGet, u.url, "", ""); resp.StatusCode != http.StatusOK {
+				if resp, body := fixture.Fetch(t, http.MethodGet, u.url, "", ""); resp.StatusCode != http.StatusOK {
 					t.Errorf("%s hands out %s, which answers %d: %s", u.where, u.url, resp.StatusCode, body)
 				}
 			}
@@ -83,7 +84,7 @@ func handedOut(t *testing.T, base string) []foundURL {
 		if accept != "" {
 			req.Header.Set("Accept", accept)
 		}
-		resp, body := send(t, req)
+		resp, body := fixture.Send(t, req)
 		if resp.StatusCode != want {
 			t.Fatalf("GET %s (Accept %q): %d, want %d: %s", u, accept, resp.StatusCode, want, body)
 		}
@@ -165,18 +166,3 @@ func handedOut(t *testing.T, base string) []foundURL {
 
 // linkTarget is the target of one link of an RFC 8288 Link header.
 var linkTarget = regexp.MustCompile(`<([^>]*)>`)
-
-// send sends req with the client that refuses redirects.
-func send(t *testing.T, req *http.Request) (*http.Response, []byte) {
-	t.Helper()
-	resp, err := noRedirects.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
-}

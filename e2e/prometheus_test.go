@@ -1,4 +1,6 @@
-package main
+//go:build e2e
+
+package e2e
 
 import (
 	"bytes"
@@ -6,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,9 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/skillserver/skillserver/internal/metrics"
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // The Prometheus test scrapes the real server with a real Prometheus,
@@ -28,7 +27,7 @@ import (
 // against it. It needs Debian's prometheus package, so it only runs when
 // asked:
 //
-//	SKILLSERVER_PROMETHEUS_TEST=1 go test -run Prometheus ./cmd/skillserver/
+//	SKILLSERVER_PROMETHEUS_TEST=1 go test -run Prometheus ./e2e/
 //
 // .ci/run installs prometheus and sets SKILLSERVER_PROMETHEUS_TEST=1.
 
@@ -116,7 +115,7 @@ func promQuery(base, query string) ([]promSample, error) {
 // loaded, and checks what an operator's dashboards and alerts rely on.
 func TestPrometheusScrape(t *testing.T) {
 	prom, promtool := requirePrometheusTest(t)
-	rules, err := filepath.Abs("../../deploy/prometheus-rules.yaml")
+	rules, err := filepath.Abs("../deploy/prometheus-rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,20 +126,20 @@ func TestPrometheusScrape(t *testing.T) {
 	ts := startServer(t, "--skills", skills, "--agents", agents)
 	// Traffic on a parameterised route and on no route at all: their
 	// series must be labelled by pattern, never by the raw path.
-	if r, _ := ts.get(t, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"); r.StatusCode != http.StatusOK {
+	if r, _ := ts.Get(t, "/api/v1/skills/k8s-deploy/1.2.0/archive.zip"); r.StatusCode != http.StatusOK {
 		t.Fatalf("archive: status %d", r.StatusCode)
 	}
-	if r, _ := ts.get(t, "/no/such/path"); r.StatusCode != http.StatusNotFound {
+	if r, _ := ts.Get(t, "/no/such/path"); r.StatusCode != http.StatusNotFound {
 		t.Fatalf("/no/such/path: status %d", r.StatusCode)
 	}
-	if r, _ := ts.get(t, "/readyz"); r.StatusCode != http.StatusOK {
+	if r, _ := ts.Get(t, "/readyz"); r.StatusCode != http.StatusOK {
 		t.Fatalf("/readyz: status %d", r.StatusCode)
 	}
 
 	// promtool lints the exposition (names, units, HELP, counter
 	// suffixes). It reports nothing today, Go and process collectors
 	// included, so any output at all is a regression.
-	resp, exposition := ts.get(t, "/metrics")
+	resp, exposition := ts.Get(t, "/metrics")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/metrics: status %d", resp.StatusCode)
 	}
@@ -167,10 +166,10 @@ scrape_configs:
 	}
 	promtoolRun(t, promtool, nil, "check", "config", cfgFile)
 
-	addr := freePort(t)
+	addr := fixture.FreePort(t)
 	promURL := "http://" + addr
 	ctx, cancel := context.WithCancel(context.Background())
-	promLog := &syncBuffer{}
+	promLog := &fixture.SyncBuffer{}
 	cmd := exec.CommandContext(ctx, prom,
 		"--config.file="+cfgFile,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
@@ -194,7 +193,7 @@ scrape_configs:
 
 	// Poll until Prometheus has scraped the server and evaluated the
 	// rules, or 60s have passed; report what was still missing.
-	eventually(t, 60*time.Second, "Prometheus at "+promURL+" scrapes "+target+" and evaluates the rules", func() error {
+	fixture.Eventually(t, 60*time.Second, "Prometheus at "+promURL+" scrapes "+target+" and evaluates the rules", func() error {
 		if cmd.ProcessState != nil {
 			t.Fatalf("prometheus exited: %s", cmd.ProcessState)
 		}
@@ -308,69 +307,3 @@ func promLabelValues(base, label string) ([]string, error) {
 // metricNameRE finds skillserver metric names in text; a histogram's
 // series suffixes are part of the match.
 var metricNameRE = regexp.MustCompile(`\bskillserver_[a-z_]*[a-z]\b`)
-
-var descNameRE = regexp.MustCompile(`fqName: "([^"]+)"`)
-
-// exportedMetricNames lists every metric name internal/metrics registers,
-// read from the descriptors, so a labelled metric with no series yet is
-// listed too.
-func exportedMetricNames(t *testing.T) []string {
-	t.Helper()
-	m := metrics.New(metrics.Build{Version: "test"})
-	descs := make(chan *prometheus.Desc)
-	go func() {
-		m.Registry().Describe(descs)
-		close(descs)
-	}()
-	var names []string
-	for d := range descs {
-		match := descNameRE.FindStringSubmatch(d.String())
-		if match == nil {
-			t.Fatalf("cannot read the name of %s", d)
-		}
-		names = append(names, match[1])
-	}
-	return names
-}
-
-// isExported reports whether name is a metric in names or one of a
-// histogram's series (_bucket, _sum, _count).
-func isExported(names []string, name string) bool {
-	if slices.Contains(names, name) {
-		return true
-	}
-	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-		if base, ok := strings.CutSuffix(name, suffix); ok && slices.Contains(names, base) {
-			return true
-		}
-	}
-	return false
-}
-
-// TestOperationsDocMetricNames checks that every skillserver_ metric the
-// operations guide and the deploy/ examples (the Helm chart's files
-// included) mention exists.
-func TestOperationsDocMetricNames(t *testing.T) {
-	exported := exportedMetricNames(t)
-	files := []string{"../../docs/operations.md"}
-	err := filepath.WalkDir("../../deploy", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			files = append(files, p)
-		}
-		return err
-	})
-	if err != nil || len(files) == 1 {
-		t.Fatalf("deploy/: no files (%v)", err)
-	}
-	for _, f := range files {
-		text, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, name := range metricNameRE.FindAllString(string(text), -1) {
-			if !isExported(exported, name) {
-				t.Errorf("%s mentions %s, which internal/metrics does not export", f, name)
-			}
-		}
-	}
-}

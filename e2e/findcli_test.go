@@ -1,4 +1,6 @@
-package main
+//go:build e2e
+
+package e2e
 
 import (
 	"context"
@@ -44,14 +46,14 @@ func TestInteropSkillsFind(t *testing.T) {
 	if err != nil {
 		t.Fatalf("skills add %s --skill k8s-deploy: %v\n%s", m[1], err, out)
 	}
-	idx := ts.index(t)
+	idx := ts.Index(t)
 	for _, s := range idx.Skills {
 		if s.Name == "k8s-deploy" {
 			checkInstalled(t, skillsRoot, filepath.Join(dir, ".agents", "skills", "k8s-deploy"), s.Name, s.Version)
 		}
 	}
 
-	resp, body := ts.get(t, feed.PathFind+"?q=k8s-deploy")
+	resp, body := ts.Get(t, feed.PathFind+"?q=k8s-deploy")
 	var found feed.FindResults
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &found) != nil || len(found.Skills) == 0 || found.Skills[0].Name != "k8s-deploy" {
 		t.Fatalf("find k8s-deploy: %d %s", resp.StatusCode, body)
@@ -62,7 +64,7 @@ func TestInteropSkillsFind(t *testing.T) {
 	if found.Skills[0].Installs != 1 {
 		t.Errorf("k8s-deploy installs = %d after one install, want 1", found.Skills[0].Installs)
 	}
-	_, body = ts.get(t, feed.PathFind+"?q=")
+	_, body = ts.Get(t, feed.PathFind+"?q=")
 	t.Logf("after one `skills add --skill k8s-deploy`: %s", body)
 	_, out, err = skillsCLIEnv(t, npx, t.TempDir(), env, "find", "k8s-deploy")
 	if err != nil || !strings.Contains(out, ts.URL+"@k8s-deploy") {
@@ -168,7 +170,7 @@ func TestInteropSkillsFindInteractive(t *testing.T) {
 		t.Logf("skills find after Ctrl-C: %v", err)
 	}
 
-	for _, s := range ts.index(t).Skills {
+	for _, s := range ts.Index(t).Skills {
 		if s.Name == "k8s-deploy" {
 			checkInstalled(t, skillsRoot, filepath.Join(dir, ".agents", "skills", "k8s-deploy"), s.Name, s.Version)
 		}

@@ -1,4 +1,6 @@
-package main
+//go:build e2e
+
+package e2e
 
 import (
 	"bufio"
@@ -16,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // TestWriteStallTimeoutEndToEnd: a client on a real socket that asks for
@@ -90,7 +94,7 @@ func TestWriteStallTimeoutEndToEnd(t *testing.T) {
 	served := func(when string) {
 		t.Helper()
 		for _, p := range []string{"/healthz", "/.well-known/agent-skills/index.json", "/.well-known/skills/big/SKILL.md"} {
-			resp, _ := ts.get(t, p)
+			resp, _ := ts.Get(t, p)
 			if resp.StatusCode != http.StatusOK {
 				t.Errorf("%s: GET %s answered %d", when, p, resp.StatusCode)
 			}
@@ -101,7 +105,7 @@ func TestWriteStallTimeoutEndToEnd(t *testing.T) {
 	// The server gives up on the download: its request line is written
 	// when the handler returns, after the write that timed out.
 	var line map[string]any
-	eventually(t, time.Minute, "the request log line of the stalled download", func() error {
+	fixture.Eventually(t, time.Minute, "the request log line of the stalled download", func() error {
 		for l := range strings.SplitSeq(ts.Stderr.String(), "\n") {
 			if strings.Contains(l, `"request_id":"stalled-download"`) {
 				return json.Unmarshal([]byte(l), &line)
@@ -136,7 +140,7 @@ func TestWriteStallTimeoutEndToEnd(t *testing.T) {
 	t.Logf("the client got %d of %d bytes, then: %v", int64(len(head))+rest, size, err)
 
 	served("after the stalled download was closed")
-	if resp, body := ts.get(t, path); resp.StatusCode != http.StatusOK || len(body) != size {
+	if resp, body := ts.Get(t, path); resp.StatusCode != http.StatusOK || len(body) != size {
 		t.Errorf("a client that reads: status %d, %d of %d bytes", resp.StatusCode, len(body), size)
 	}
 }

@@ -1,4 +1,6 @@
-package main
+//go:build e2e
+
+package e2e
 
 import (
 	"bytes"
@@ -12,6 +14,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/skillserver/skillserver/internal/fixture"
 )
 
 // pageLines fetches a page as a browser does and returns the text of its
@@ -71,7 +75,7 @@ func TestInteropPageInstallLines(t *testing.T) {
 		private          bool
 	}{
 		{"public", public.URL + "/ui/skills/k8s-deploy", public.URL, every, false},
-		{"path token", private.URL + "/t/" + teamSecret + "/ui/skills/k8s-deploy", private.URL + "/t/" + teamSecret, []string{"code-review", "k8s-deploy"}, true},
+		{"path token", private.URL + "/t/" + fixture.TeamSecret + "/ui/skills/k8s-deploy", private.URL + "/t/" + fixture.TeamSecret, []string{"code-review", "k8s-deploy"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lines := pageLines(t, tc.page)
@@ -113,13 +117,13 @@ func TestInteropPageInstallLines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			idx := getIndex(t, tc.base, "")
+			idx := fixture.GetIndex(t, tc.base, "")
 			found := false
 			for _, s := range idx.Skills {
 				if s.Name == "k8s-deploy" {
 					found = true
-					if sha(zip) != s.Digest {
-						t.Errorf("curl saved %d bytes hashing to %s, the index says %s", len(zip), sha(zip), s.Digest)
+					if fixture.SHA(zip) != s.Digest {
+						t.Errorf("curl saved %d bytes hashing to %s, the index says %s", len(zip), fixture.SHA(zip), s.Digest)
 					}
 				}
 			}
@@ -145,7 +149,7 @@ func TestInteropPageInstallLines(t *testing.T) {
 				auth = "Bearer " + f.APIKey
 			}
 			for _, p := range []string{"/.well-known/agent-skills/index.json", "/subagents/v1/index.json"} {
-				if resp, body := fetch(t, http.MethodGet, f.URL+p, auth, ""); resp.StatusCode != http.StatusOK || !bytes.HasPrefix(body, []byte("{")) {
+				if resp, body := fixture.Fetch(t, http.MethodGet, f.URL+p, auth, ""); resp.StatusCode != http.StatusOK || !bytes.HasPrefix(body, []byte("{")) {
 					t.Errorf("netclaw would read %s%s: %d", f.URL, p, resp.StatusCode)
 				}
 			}

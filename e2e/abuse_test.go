@@ -1,74 +1,31 @@
-package main
+//go:build e2e
+
+package e2e
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"flag"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-
-	"github.com/spf13/pflag"
-
-	"github.com/skillserver/skillserver/internal/config"
 )
-
-// TestServeChild is not a test: it is the server process that
-// TestSlowClientsDoNotStarveOthers starts, under a lower open-file limit
-// than the test binary's own.
-func TestServeChild(t *testing.T) {
-	if os.Getenv("SKILLSERVER_TEST_CHILD") != "1" {
-		t.Skip("helper process of TestSlowClientsDoNotStarveOthers")
-	}
-	os.Exit(run(context.Background(), flag.Args(), os.Getenv, os.Stdout, os.Stderr))
-}
 
 // startChild runs `skillserver serve args...` as a separate process with
 // at most nofile open files, and returns its base URL once it is ready.
 func startChild(t *testing.T, nofile string, args ...string) string {
 	t.Helper()
 	skills, agents := exampleTree(t)
-	full := append([]string{`ulimit -n ` + nofile + ` && exec "$0" "$@"`, os.Args[0], "-test.run=^TestServeChild$", "--",
+	full := append([]string{`ulimit -n ` + nofile + ` && exec "$0" "$@"`, skillserverBin(),
 		"serve", "--listen", "127.0.0.1:0", "--log-format", "json", "--watch=false", "--shutdown-timeout", "2s",
 		"--skills", skills, "--agents", agents}, args...)
 	cmd := exec.Command("sh", append([]string{"-c"}, full...)...)
-	cmd.Env = append(os.Environ(), "SKILLSERVER_TEST_CHILD=1")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	// The listening line comes before the first scan; wait for readiness
-	// on it, then keep draining the log so the child never blocks on it.
-	lines := bufio.NewScanner(stderr)
-	var url string
-	for url == "" && lines.Scan() {
-		var rec struct{ Msg, Addr string }
-		if json.Unmarshal(lines.Bytes(), &rec) == nil && rec.Msg == "listening" {
-			url = "http://" + rec.Addr
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	if url == "" {
-		t.Fatal("the server process ended before it listened")
-	}
-	eventually(t, 30*time.Second, "the server process is ready", func() error { return readyz(url) })
-	return url
+	cmd.Env = processEnv(nil)
+	return startServerCmd(t, cmd).URL
 }
 
 // attack holds n connections to addr open, each sending prefix and then
@@ -161,76 +118,6 @@ func TestSlowClientsDoNotStarveOthers(t *testing.T) {
 	}
 }
 
-// max_connections 0 leaves room under any open-file limit for the
-// dozen descriptors the process holds before its first client, and for
-// the metrics listener's cap: under `ulimit -n 24` the old floor of 16
-// connections made accept fail with EMFILE and /healthz time out.
-func TestAutoMaxConnections(t *testing.T) {
-	var metricsCap int // metrics_max_connections' default
-	for _, k := range config.Keys {
-		if k.Name == "metrics_max_connections" {
-			metricsCap = k.Default.(int)
-		}
-	}
-	if metricsCap == 0 {
-		t.Fatal("no metrics_max_connections key with a default")
-	}
-	const headroom = 168 // the defaults' on two cores (fdHeadroom)
-	for _, tt := range []struct {
-		nofile uint64
-		want   int
-	}{
-		{1 << 20, autoMaxConns},
-		{^uint64(0), autoMaxConns}, // RLIM_INFINITY
-		{autoMaxConns + headroom, autoMaxConns},
-		{1024, 1024 - headroom},
-		{64, 16},
-		{24, 6},
-		{8, 2},
-		{1, 1},
-	} {
-		got := autoMaxConnections(tt.nofile, headroom)
-		if got != tt.want {
-			t.Errorf("open-file limit %d: %d connections, want %d", tt.nofile, got, tt.want)
-		}
-		if metrics := min(metricsCap, got); tt.nofile >= 2*baseFDsOfProcess && uint64(got+metrics+baseFDsOfProcess) > tt.nofile {
-			t.Errorf("open-file limit %d: %d connections and %d for metrics leave no room for the process", tt.nofile, got, metrics)
-		}
-	}
-}
-
-// What max_connections 0 leaves free grows with what the process can
-// hold open besides clients: the metrics listener's connections when it
-// listens, and a folder per level of max_folder_depth on each scan
-// worker. With a fixed 64, a scan of a deeply nested tree on a server at
-// its connection cap ran out of descriptors.
-func TestFDHeadroomCoversTheScan(t *testing.T) {
-	cfg, err := config.Load(pflag.NewFlagSet("test", pflag.ContinueOnError), func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	procs := runtime.GOMAXPROCS(0)
-	base := fdHeadroom(cfg)
-	if scan := procs * (cfg.MaxFolderDepth + 1); base < scan+baseFDsOfProcess {
-		t.Errorf("headroom %d: less than the scan's %d folders and the process's %d", base, scan, baseFDsOfProcess)
-	}
-	deeper := *cfg
-	deeper.MaxFolderDepth += 10
-	if got := fdHeadroom(&deeper); got != base+10*procs {
-		t.Errorf("max_folder_depth +10: headroom %d, want %d", got, base+10*procs)
-	}
-	withMetrics := *cfg
-	withMetrics.MetricsListen = "127.0.0.1:0"
-	if got := fdHeadroom(&withMetrics); got != base+cfg.MetricsMaxConns {
-		t.Errorf("with metrics_listen: headroom %d, want %d", got, base+cfg.MetricsMaxConns)
-	}
-}
-
-// baseFDsOfProcess is about what the server holds open before its first
-// client and scan: stdio, epoll and its event fd, the listeners, the log,
-// the watch.
-const baseFDsOfProcess = 12
-
 // TestRequestLimitsAreConfigured: max_header_bytes and max_ranges reach
 // the listener and the artifact handlers.
 func TestRequestLimitsAreConfigured(t *testing.T) {
@@ -310,7 +197,7 @@ func TestTransferEncodedRequestClosesConnection(t *testing.T) {
 			}
 		})
 	}
-	_, body := ts.get(t, "/metrics")
+	_, body := ts.Get(t, "/metrics")
 	if !strings.Contains(string(body), "skillserver_http_transfer_encoded_requests_total 3\n") {
 		t.Errorf("metrics do not count 3 transfer-encoded requests:\n%s", grepLines(string(body), "transfer_encoded"))
 	}
