@@ -3,6 +3,7 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/skillserver/skillserver/internal/catalog"
@@ -153,12 +154,40 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 // retention window, as a ?digest= pin does; then it is 404, never other
 // bytes.
 func (s *Server) handleBlobFile(w http.ResponseWriter, r *http.Request) {
+	raw, _ := param(r, "digest")
+	name, ok := param(r, "*")
+	s.serveBlobFile(w, r, raw, name, ok)
+}
+
+// handleBlobFilePath is handleBlobFile for a request ServeHTTP routed
+// by its path's prefix, without chi (blobFileOf).
+func (s *Server) handleBlobFilePath(w http.ResponseWriter, r *http.Request) {
+	digest, name, ok := blobFileOf(r.URL.Path)
+	s.serveBlobFile(w, r, digest, name, ok)
+}
+
+// blobPrefix is where feed.PathBlobFile's parameters begin.
+var blobPrefix = strings.TrimSuffix(feed.PathBlob, "{digest}")
+
+// blobFileOf splits path, a feed.PathBlobFile path without a path
+// token, into its digest's hex and the file's name; ok is false for any
+// other path, which chi routes instead.
+func blobFileOf(path string) (digest, name string, ok bool) {
+	rest, ok := strings.CutPrefix(path, blobPrefix)
+	if !ok {
+		return "", "", false
+	}
+	digest, name, ok = strings.Cut(rest, "/")
+	return digest, name, ok && name != ""
+}
+
+// serveBlobFile answers handleBlobFile for the digest and name its path
+// carried (ok false: a name that is not one).
+func (s *Server) serveBlobFile(w http.ResponseWriter, r *http.Request, raw, name string, ok bool) {
 	snap := s.snapshot(w, r)
 	if snap == nil {
 		return
 	}
-	raw, _ := param(r, "digest")
-	name, ok := param(r, "*")
 	d, err := content.ParseDigest(raw)
 	if err != nil || !ok {
 		s.fail(w, r, fmt.Errorf("%w: no such file", errNotFound))

@@ -128,6 +128,10 @@ type Server struct {
 	// (most documents), each with its middleware: found by one map
 	// lookup, without chi's routing context, which copies the request.
 	exact map[string]map[string]http.Handler
+	// blobFile is the content-addressed files' route (feed.PathBlobFile)
+	// with its middleware, for the same reason: every file a client
+	// syncs is fetched there. ServeHTTP finds it by the path's prefix.
+	blobFile http.Handler
 	// installs counts downloads per skill for the find route.
 	installs installCounts
 	// pages renders the HTML catalogue.
@@ -157,7 +161,23 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s.routes(r)
 	s.handler = r
 	s.exact = exactRoutes(r)
+	s.blobFile = routeChain(r, feed.PathBlobFile, transport.Routed(feed.PathBlobFile, s.handleBlobFilePath))
 	return s
+}
+
+// routeChain is h behind the middleware chi runs for pattern's GET.
+func routeChain(r chi.Routes, pattern string, h http.Handler) http.Handler {
+	var chain http.Handler
+	_ = chi.Walk(r, func(method, route string, _ http.Handler, mw ...func(http.Handler) http.Handler) error {
+		if method == http.MethodGet && route == pattern {
+			chain = chi.Chain(mw...).Handler(h)
+		}
+		return nil
+	})
+	if chain == nil {
+		panic("httpapi: no GET route " + pattern)
+	}
+	return chain
 }
 
 // exactRoutes derives, from the route table, the handlers of the GET and
@@ -180,6 +200,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m := s.exact[r.Method]; m != nil && r.URL.RawPath == "" {
 		if h, ok := m[r.URL.Path]; ok {
 			h.ServeHTTP(w, r)
+			return
+		}
+		if _, _, ok := blobFileOf(r.URL.Path); ok {
+			s.blobFile.ServeHTTP(w, r)
 			return
 		}
 	}
