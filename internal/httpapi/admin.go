@@ -1,27 +1,12 @@
 package httpapi
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
-	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/skill"
-)
-
-// Reloader runs a full rescan and returns when its snapshot is live.
-type Reloader interface {
-	ReloadNow(ctx context.Context) (*catalog.Snapshot, error)
-}
-
-var (
-	errUnauthorized = errors.New("unauthorized: send Authorization: Bearer <admin token>")
-	errForbidden    = errors.New("forbidden: the admin token does not match")
-	errReloadFailed = errors.New("reload failed; the previous snapshot is still served (see the server log)")
 )
 
 type reloadBody struct {
@@ -46,7 +31,7 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errUnauthorized)
 		return
 	}
-	if s.held(w, r) {
+	if s.throttled(w, r) {
 		return
 	}
 	if !s.adminToken(token) {
@@ -79,12 +64,4 @@ func (s *Server) handleReload(w http.ResponseWriter, r *http.Request) {
 func (s *Server) adminToken(token string) bool {
 	want, got := sha256.Sum256([]byte(s.opts.AdminToken)), sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(want[:], got[:]) == 1
-}
-
-// bearerToken is the token of an "Authorization: Bearer <token>" header.
-// The scheme is case-insensitive (RFC 9110 §11.1).
-func bearerToken(h string) (string, bool) {
-	scheme, token, _ := strings.Cut(h, " ")
-	token = strings.TrimLeft(token, " ")
-	return token, strings.EqualFold(scheme, "Bearer") && token != ""
 }

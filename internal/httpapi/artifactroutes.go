@@ -3,7 +3,6 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/skillserver/skillserver/internal/catalog"
@@ -19,8 +18,8 @@ import (
 // legacy paths, and the content-addressed blobs and files the documents
 // advertise. Where replaced bytes still are, the catalogue says (Locate).
 
-// artifact is what an artifact route resolved to in the current snapshot.
-type artifact struct {
+// resolvedArtifact is what an resolvedArtifact route resolved to in the current snapshot.
+type resolvedArtifact struct {
 	key         catalog.ArtifactKey // retention key; zero for none
 	digest      content.Digest      // "" when the current snapshot does not serve key
 	contentType []string            // the Content-Type header's value, shared
@@ -47,13 +46,13 @@ func skillVersion(r *http.Request, f *feed.Feed) (name, version string, v *item.
 }
 
 func (s *Server) handleLatestSkillMD(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
 	name, _ := param(r, "name")
-	a := artifact{contentType: markdownContentTypes}
-	if sk, ok := view(r, snap.Feed()).Skill(name); ok {
+	a := resolvedArtifact{contentType: markdownContentTypes}
+	if sk, ok := viewOf(r, snap.Feed()).Skill(name); ok {
 		a.digest, a.install = sk.Latest.SkillMD, name
 	} else {
 		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)
@@ -82,13 +81,13 @@ func (s *Server) handleResource(w http.ResponseWriter, r *http.Request) {
 
 // handleSkillFile serves SKILL.md, archive.zip or a resource of a version.
 func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file string) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
-	f := view(r, snap.Feed())
+	f := viewOf(r, snap.Feed())
 	name, version, v, err := skillVersion(r, f)
-	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Name: name, Version: version, File: file}), contentType: contentTypeOf(file), missing: err}
+	a := resolvedArtifact{key: artifactKey(f, catalog.ArtifactKey{Name: name, Version: version, File: file}), contentType: contentTypeOf(file), missing: err}
 	switch {
 	case err != nil:
 	case file == skill.FileName:
@@ -108,14 +107,14 @@ func (s *Server) handleSkillFile(w http.ResponseWriter, r *http.Request, file st
 }
 
 func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
 	name, ok1 := param(r, "name")
 	ver, ok2 := param(r, "version")
-	f := view(r, snap.Feed())
-	a := artifact{key: artifactKey(f, catalog.ArtifactKey{Agent: true, Name: name, Version: ver}), contentType: markdownContentTypes}
+	f := viewOf(r, snap.Feed())
+	a := resolvedArtifact{key: artifactKey(f, catalog.ArtifactKey{Agent: true, Name: name, Version: ver}), contentType: markdownContentTypes}
 	if ag, ok := f.Agent(name); !ok1 || !ok2 || !ok {
 		a.missing = fmt.Errorf("%w: no sub-agent named %q", errNotFound, name)
 	} else if v, ok := ag.Version(ver); !ok {
@@ -127,7 +126,7 @@ func (s *Server) handleAgentMD(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
@@ -166,25 +165,10 @@ func (s *Server) handleBlobFilePath(w http.ResponseWriter, r *http.Request) {
 	s.serveBlobFile(w, r, digest, name, ok)
 }
 
-// blobPrefix is where feed.PathBlobFile's parameters begin.
-var blobPrefix = strings.TrimSuffix(feed.PathBlob, "{digest}")
-
-// blobFileOf splits path, a feed.PathBlobFile path without a path
-// token, into its digest's hex and the file's name; ok is false for any
-// other path, which chi routes instead.
-func blobFileOf(path string) (digest, name string, ok bool) {
-	rest, ok := strings.CutPrefix(path, blobPrefix)
-	if !ok {
-		return "", "", false
-	}
-	digest, name, ok = strings.Cut(rest, "/")
-	return digest, name, ok && name != ""
-}
-
 // serveBlobFile answers handleBlobFile for the digest and name its path
 // carried (ok false: a name that is not one).
 func (s *Server) serveBlobFile(w http.ResponseWriter, r *http.Request, raw, name string, ok bool) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
@@ -217,7 +201,7 @@ func artifactKey(f *feed.Feed, k catalog.ArtifactKey) catalog.ArtifactKey {
 // snapshot, or one retired within the retention window, served them at
 // this path, and 404 otherwise, never other bytes. Pinned responses may be
 // cached forever.
-func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, a artifact) {
+func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, a resolvedArtifact) {
 	var body []byte
 	var ok bool
 	var cache []string
@@ -292,14 +276,14 @@ func contentTypeOf(p string) []string {
 // handleLegacyFile serves /.well-known/skills/{name}/{path}: a file of the
 // skill's latest version, for v0.1 readers.
 func (s *Server) handleLegacyFile(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
 	name, _ := param(r, "name")
 	file, ok := param(r, "*")
-	a := artifact{contentType: contentTypeOf(file)}
-	sk, found := view(r, snap.Feed()).Skill(name)
+	a := resolvedArtifact{contentType: contentTypeOf(file)}
+	sk, found := viewOf(r, snap.Feed()).Skill(name)
 	switch {
 	case !found || !ok:
 		a.missing = fmt.Errorf("%w: no skill named %q", errNotFound, name)

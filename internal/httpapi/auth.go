@@ -2,30 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/transport"
-)
-
-// ReadTokens is the read tokens in force (*access.File); the set may be
-// replaced between requests, never during one.
-type ReadTokens interface {
-	Tokens() *access.Set
-}
-
-// TokenPrefix starts the path form of a read token: /t/<token>/<route>,
-// for clients that can send no header (the skills CLI).
-const TokenPrefix = feed.PathTokenPrefix
-
-var (
-	errNoReadToken  = errors.New("unauthorized: this feed is private; send Authorization: Bearer <token> or prefix the path with /t/<token>")
-	errBadReadToken = errors.New("forbidden: the read token is not valid")
 )
 
 // openRoutes answer without a read token: probes, and the admin routes,
@@ -70,7 +53,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.refuse(w, r, "missing", errNoReadToken)
 			return
 		}
-		if s.held(w, r) {
+		if s.throttled(w, r) {
 			if s.opts.Observer != nil {
 				s.opts.Observer.ObserveRefusal("throttled")
 			}
@@ -110,52 +93,8 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string, e
 	s.refuseWrongToken(w, r, err)
 }
 
-// cutTokenPrefix splits /t/<token>/<rest> into the token and the URL of
-// rest. A token is made of URL-unreserved characters only
-// (internal/access), so a segment holding an escape is no token: it
-// comes back as such a secret, which matches none.
-func cutTokenPrefix(u *url.URL) (secret string, rest *url.URL, ok bool) {
-	raw, found := strings.CutPrefix(u.EscapedPath(), TokenPrefix)
-	if !found {
-		return "", nil, false
-	}
-	secret, _, _ = strings.Cut(raw, "/")
-	rest = new(url.URL)
-	*rest = *u
-	switch {
-	case strings.Contains(secret, "%"):
-		rest.Path, rest.RawPath = "/", ""
-	case u.RawPath == "":
-		rest.Path = u.Path[len(TokenPrefix)+len(secret):]
-	default:
-		rest.RawPath = u.RawPath[len(TokenPrefix)+len(secret):]
-		rest.Path, _ = url.PathUnescape(rest.RawPath)
-	}
-	if rest.Path == "" {
-		rest.Path, rest.RawPath = "/", ""
-	}
-	return secret, rest, true
-}
-
-// redactedPath is r's path as logged: a path token replaced.
-func (s *Server) redactedPath(r *http.Request) string {
-	p := r.URL.Path
-	if s.opts.ReadTokens == nil {
-		return p
-	}
-	rest, ok := strings.CutPrefix(p, TokenPrefix)
-	if !ok {
-		return p
-	}
-	_, after, found := strings.Cut(rest, "/")
-	if !found {
-		return TokenPrefix + "REDACTED"
-	}
-	return TokenPrefix + "REDACTED/" + after
-}
-
-// view is the feed f as the request's read token sees it.
-func view(r *http.Request, f *feed.Feed) *feed.Feed { return readerView(r).Of(f) }
+// viewOf is the feed f as the request's read token sees it.
+func viewOf(r *http.Request, f *feed.Feed) *feed.Feed { return readerView(r).Of(f) }
 
 // readerView is how the request's read token sees a snapshot (view), for
 // the catalogue's lookups; the zero View without one.

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -9,28 +8,16 @@ import (
 	"time"
 )
 
-// AuthLimiter counts the failed authentications of each client address
-// (throttle.Limiter): Fail records one, and reports false, with how long
-// to wait, once the address has failed too often.
-type AuthLimiter interface {
-	Fail(key string, now time.Time) (retryAfter time.Duration, ok bool)
-	// Held reports, recording nothing, whether the address has no
-	// failure left, and how long until it has one.
-	Held(key string, now time.Time) (retryAfter time.Duration, held bool)
-}
-
-var errTooManyFailures = errors.New("too many requests: too many wrong tokens from this address; retry after the seconds of Retry-After")
-
-// held answers 429 with Retry-After, and reports true, when the
+// throttled answers 429 with Retry-After, and reports true, when the
 // request's client address has sent too many wrong tokens
 // (Options.AuthFailures): its token is then not checked at all, right or
 // wrong, so a guesser learns nothing more than one guess an allowance
 // lets through. Called before a token is checked; a request with no
-// token is no guess and is never held. A client that sends the right
-// token never spends its address's allowance, so it is held back only
+// token is no guess and is never throttled. A client that sends the right
+// token never spends its address's allowance, so it is throttled back only
 // when it shares its address with a guesser (a NAT, a proxy:
 // docs/operations.md, "Guessing tokens").
-func (s *Server) held(w http.ResponseWriter, r *http.Request) bool {
+func (s *Server) throttled(w http.ResponseWriter, r *http.Request) bool {
 	if s.opts.AuthFailures == nil {
 		return false
 	}

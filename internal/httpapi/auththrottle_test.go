@@ -157,7 +157,7 @@ func TestClientAddrBehindAProxy(t *testing.T) {
 	r := httptest.NewRequest("GET", "/", nil)
 	r.RemoteAddr = proxy
 	r.Header.Set("X-Forwarded-For", "198.51.100.8")
-	if s.held(httptest.NewRecorder(), r) {
+	if s.throttled(httptest.NewRecorder(), r) {
 		t.Error("another client behind the same proxy is held back by one guesser's failure")
 	}
 }

@@ -64,7 +64,7 @@ func (s *Server) serveDocument(w http.ResponseWriter, r *http.Request, doc *feed
 // documentSource is the current snapshot and the documents' base URL for
 // r, or an answer (503, 400, 421) and nil.
 func (s *Server) documentSource(w http.ResponseWriter, r *http.Request) (*catalog.Snapshot, feed.Base) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return nil, feed.Base{}
 	}
@@ -117,3 +117,7 @@ func acceptsGzip(r *http.Request) bool {
 	}
 	return false
 }
+
+// docKeyFunc resolves a request to the document it names; ok is false when
+// the path cannot name one.
+type docKeyFunc func(*http.Request) (key feed.DocKey, ok bool)

@@ -16,6 +16,16 @@ var (
 	errNotReady         = errors.New("not ready: the first scan has not finished")
 	errShuttingDown     = errors.New("not ready: shutting down")
 	errMisdirected      = errors.New("misdirected request")
+
+	// Read tokens (auth.go) and their throttle (auththrottle.go).
+	errNoReadToken     = errors.New("unauthorized: this feed is private; send Authorization: Bearer <token> or prefix the path with /t/<token>")
+	errBadReadToken    = errors.New("forbidden: the read token is not valid")
+	errTooManyFailures = errors.New("too many requests: too many wrong tokens from this address; retry after the seconds of Retry-After")
+
+	// The admin routes (admin.go).
+	errUnauthorized = errors.New("unauthorized: send Authorization: Bearer <admin token>")
+	errForbidden    = errors.New("forbidden: the admin token does not match")
+	errReloadFailed = errors.New("reload failed; the previous snapshot is still served (see the server log)")
 )
 
 var errorTable = []struct {

@@ -36,7 +36,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	body := healthBody{Status: "healthy", Version: s.opts.Build.Version}
 	status := http.StatusOK
 	if snap := s.cat.Current(); snap != nil {
-		body.Generation, body.Skills = snap.Generation, len(view(r, snap.Feed()).Skills)
+		body.Generation, body.Skills = snap.Generation, len(viewOf(r, snap.Feed()).Skills)
 	} else {
 		body.Status, status = "starting", http.StatusServiceUnavailable
 	}
@@ -54,7 +54,7 @@ type infoBody struct {
 }
 
 func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
@@ -68,7 +68,7 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 	}
 	// A scoped reader counts only its own items; the tree's problems are
 	// not its business.
-	if f := view(r, snap.Feed()); f.Scoped() {
+	if f := viewOf(r, snap.Feed()); f.Scoped() {
 		body.Skills, body.SkillVersions, body.Problems = len(f.Skills), 0, 0
 		for _, sk := range f.Skills {
 			body.SkillVersions += len(sk.Versions)

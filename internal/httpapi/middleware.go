@@ -8,21 +8,6 @@ import (
 	"github.com/skillserver/skillserver/internal/transport"
 )
 
-// Header values every response of a kind gets, shared by all of them:
-// each is a slice with no room to grow, so an append to one copies it,
-// and nothing writes into one.
-var (
-	jsonContentTypes     = []string{jsonContentType}
-	markdownContentTypes = []string{markdownContentType}
-	octetStream          = []string{"application/octet-stream"}
-	cacheShorts          = []string{cacheShort}
-	cacheImmutables      = []string{cacheImmutable}
-	varyAcceptEncoding   = []string{"Accept-Encoding"}
-	gzipEncoding         = []string{"gzip"}
-	nosniff              = []string{"nosniff"}
-	sandboxed            = []string{"default-src 'none'; sandbox"}
-)
-
 // quietRoutes are probed often; their requests are logged at debug level.
 var quietRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/health": true, "/metrics": true}
 

@@ -81,7 +81,7 @@ func (s *Server) handleCatalogue(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	f := view(r, snap.Feed())
+	f := viewOf(r, snap.Feed())
 	text, err := s.searchText(w, r)
 	if err != nil {
 		s.fail(w, r, err) // as a bad page number is
@@ -105,7 +105,7 @@ func (s *Server) handleItemPage(agents bool) http.HandlerFunc {
 		}
 		name, ok1 := param(r, "name")
 		version, ok2 := param(r, "version")
-		f := view(r, snap.Feed())
+		f := viewOf(r, snap.Feed())
 		var doc *feed.Document
 		ok, what := false, "skill"
 		switch {
@@ -195,14 +195,14 @@ func (s *Server) handleProblems(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errUnauthorized)
 		return
 	}
-	if s.held(w, r) {
+	if s.throttled(w, r) {
 		return
 	}
 	if !s.adminToken(token) {
 		s.refuseWrongToken(w, r, errForbidden)
 		return
 	}
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}

@@ -1,26 +1,27 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/page"
 	"github.com/skillserver/skillserver/internal/transport"
 )
 
-// routes registers every route the server answers. Each GET route also
+// registerRoutes registers every route the server answers. Each GET route also
 // answers HEAD. api/openapi.yaml documents exactly this list.
-func (s *Server) routes(r chi.Router) {
-	get(r, "/healthz", s.handleHealthz)
-	get(r, "/readyz", s.handleReadyz)
-	get(r, feed.PathHealth, s.handleHealth)
-	get(r, "/api/v1/info", s.handleInfo)
-	post(r, "/-/reload", s.handleReload)
+func (s *Server) registerRoutes(r chi.Router) {
+	routeGet(r, "/healthz", s.handleHealthz)
+	routeGet(r, "/readyz", s.handleReadyz)
+	routeGet(r, feed.PathHealth, s.handleHealth)
+	routeGet(r, "/api/v1/info", s.handleInfo)
+	routePost(r, "/-/reload", s.handleReload)
 	if s.opts.Metrics != nil {
-		get(r, "/metrics", s.wholeTreeOnly(s.opts.Metrics.ServeHTTP))
+		routeGet(r, "/metrics", s.wholeTreeOnly(s.opts.Metrics.ServeHTTP))
 	}
 
 	// Every document of the feed (docs/http-api.md, "RFC discovery feed", §3, §4, §5), at the paths
@@ -28,65 +29,61 @@ func (s *Server) routes(r chi.Router) {
 	for _, k := range feed.Kinds() {
 		for _, p := range k.Patterns() {
 			pattern, key := documentRoute(k, p)
-			get(r, pattern, s.handleDocument(key))
+			routeGet(r, pattern, s.handleDocument(key))
 		}
 	}
 	// The RFC feed's SKILL.md of a skill's latest version, and the legacy
 	// v0.1 layout's files (skillkit, OpenCode).
-	get(r, feed.PathLatestSkillMD, s.handleLatestSkillMD)
-	get(r, feed.PathLegacyFile, s.handleLegacyFile)
+	routeGet(r, feed.PathLatestSkillMD, s.handleLatestSkillMD)
+	routeGet(r, feed.PathLegacyFile, s.handleLegacyFile)
 
 	// Search and the update check (docs/http-api.md, "Search and read API").
-	get(r, feed.PathSkillSearch, s.handleSearch(false))
-	post(r, feed.PathCheckUpdates, s.handleCheckUpdates)
-	get(r, feed.PathSubagentSearch, s.handleSearch(true))
+	routeGet(r, feed.PathSkillSearch, s.handleSearch(false))
+	routePost(r, feed.PathCheckUpdates, s.handleCheckUpdates)
+	routeGet(r, feed.PathSubagentSearch, s.handleSearch(true))
 	// The same ranking for the skills CLI's `find` (SKILLS_API_URL).
-	get(r, feed.PathFind, s.handleFind)
+	routeGet(r, feed.PathFind, s.handleFind)
 
 	// Discovery of the above: the RFC 9727 API catalog and the OpenAPI
 	// description it names.
-	get(r, feed.PathRoot, s.handleRoot)
-	get(r, feed.PathAPICatalog, s.handleAPICatalog)
-	get(r, feed.PathOpenAPI, s.handleOpenAPI)
+	routeGet(r, feed.PathRoot, s.handleRoot)
+	routeGet(r, feed.PathAPICatalog, s.handleAPICatalog)
+	routeGet(r, feed.PathOpenAPI, s.handleOpenAPI)
 
 	// The HTML catalogue's pages (the catalogue itself is PathRoot for a
 	// browser), their assets and the admin's view of the scan's problems.
-	get(r, feed.PathUISkill, s.handleItemPage(false))
-	get(r, feed.PathUISkillVersion, s.handleItemPage(false))
-	get(r, feed.PathUIAgent, s.handleItemPage(true))
-	get(r, feed.PathUIAgentVersion, s.handleItemPage(true))
-	get(r, feed.PathUIAsset, s.handleAsset)
-	get(r, feed.PathUIProblems, s.handleProblems)
+	routeGet(r, feed.PathUISkill, s.handleItemPage(false))
+	routeGet(r, feed.PathUISkillVersion, s.handleItemPage(false))
+	routeGet(r, feed.PathUIAgent, s.handleItemPage(true))
+	routeGet(r, feed.PathUIAgentVersion, s.handleItemPage(true))
+	routeGet(r, feed.PathUIAsset, s.handleAsset)
+	routeGet(r, feed.PathUIProblems, s.handleProblems)
 
 	// Artifact bytes (docs/http-api.md, "Artifact bytes"): the
 	// content-addressed files the documents advertise, and the same bytes
 	// by name and version, pinned with ?digest= or not. {version} may be
 	// "latest".
-	get(r, feed.PathSkillMD, s.handleSkillMD)
-	get(r, feed.PathArchive, s.handleArchive)
-	get(r, feed.PathResource, s.handleResource)
-	get(r, feed.PathAgentMD, s.handleAgentMD)
-	get(r, feed.PathBlob, s.handleBlob)
-	get(r, feed.PathBlobFile, s.handleBlobFile)
+	routeGet(r, feed.PathSkillMD, s.handleSkillMD)
+	routeGet(r, feed.PathArchive, s.handleArchive)
+	routeGet(r, feed.PathResource, s.handleResource)
+	routeGet(r, feed.PathAgentMD, s.handleAgentMD)
+	routeGet(r, feed.PathBlob, s.handleBlob)
+	routeGet(r, feed.PathBlobFile, s.handleBlobFile)
 }
 
-// get registers h for GET and HEAD of pattern, tagged with it
+// routeGet registers h for GET and HEAD of pattern, tagged with it
 // (transport.Routed) so that the request log and the metrics name its
 // pattern, and count it with the route's own observer.
-func get(r chi.Router, pattern string, h http.HandlerFunc) {
+func routeGet(r chi.Router, pattern string, h http.HandlerFunc) {
 	h = transport.Routed(pattern, h)
 	r.Get(pattern, h)
 	r.Head(pattern, h)
 }
 
-// post registers h for POST to pattern, tagged as get does.
-func post(r chi.Router, pattern string, h http.HandlerFunc) {
+// routePost registers h for POST to pattern, tagged as get does.
+func routePost(r chi.Router, pattern string, h http.HandlerFunc) {
 	r.Post(pattern, transport.Routed(pattern, h))
 }
-
-// docKeyFunc resolves a request to the document it names; ok is false when
-// the path cannot name one.
-type docKeyFunc func(*http.Request) (key feed.DocKey, ok bool)
 
 // documentRoute adapts a document path of the feed to chi and returns
 // the key function of its route. chi cannot match "{version}.json": its
@@ -110,13 +107,6 @@ func documentRoute(k feed.DocKind, pattern string) (string, docKeyFunc) {
 	}
 }
 
-// jsonFile strips ".json" from the {file} parameter.
-func jsonFile(r *http.Request) (string, bool) {
-	f, ok := param(r, "file")
-	base, found := strings.CutSuffix(f, ".json")
-	return base, ok && found && base != ""
-}
-
 // wholeTreeOnly answers 404 to a read token that sees only some items, as
 // for anything else outside its scope: what h tells (the metrics count
 // the whole tree's items and problems) is not within it.
@@ -130,13 +120,92 @@ func (s *Server) wholeTreeOnly(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// param returns a decoded path parameter. chi matches on the escaped path
-// when the request has one, so its parameters are escaped then.
-func param(r *http.Request, key string) (string, bool) {
-	v := chi.URLParam(r, key)
-	if r.URL.RawPath == "" {
-		return v, true
+// NewServer returns a Server reading snapshots from cat.
+func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
+	s := &Server{cat: cat, opts: opts, log: log,
+		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil}),
+		bytes: transport.Bytes{MaxRanges: opts.MaxRanges, Error: serveContentError}}
+	layer := transport.NewLayer(transport.LayerOptions{Log: log, Lines: opts.RequestLog, Observer: opts.Observer,
+		Quiet: quietRoutes, Path: s.redactedPath, Unmatched: unmatchedRoute,
+		WriteStallTimeout: opts.WriteStallTimeout, ReadBodyTimeout: opts.ReadBodyTimeout})
+	r := chi.NewRouter()
+	s.router = r
+	r.Use(layer.Wrap, s.recoverPanics, s.cors, s.authenticate, s.parseQuery)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, errNotFound)
+	})
+	r.MethodNotAllowed(s.methodNotAllowed)
+	s.registerRoutes(r)
+	s.handler = r
+	s.exact = exactRoutes(r)
+	s.blobFile = routeChain(r, feed.PathBlobFile, transport.Routed(feed.PathBlobFile, s.handleBlobFilePath))
+	return s
+}
+
+// routeChain is h behind the middleware chi runs for pattern's GET.
+func routeChain(r chi.Routes, pattern string, h http.Handler) http.Handler {
+	var chain http.Handler
+	_ = chi.Walk(r, func(method, route string, _ http.Handler, mw ...func(http.Handler) http.Handler) error {
+		if method == http.MethodGet && route == pattern {
+			chain = chi.Chain(mw...).Handler(h)
+		}
+		return nil
+	})
+	if chain == nil {
+		panic("httpapi: no GET route " + pattern)
 	}
-	u, err := url.PathUnescape(v)
-	return u, err == nil
+	return chain
+}
+
+// exactRoutes derives, from the route table, the handlers of the GET and
+// HEAD routes whose pattern is a plain path, with the middleware chi
+// would run. chi prefers such a route to any pattern with parameters, so
+// a request for exactly that path ends there either way.
+func exactRoutes(r chi.Routes) map[string]map[string]http.Handler {
+	exact := map[string]map[string]http.Handler{http.MethodGet: {}, http.MethodHead: {}}
+	_ = chi.Walk(r, func(method, route string, h http.Handler, mw ...func(http.Handler) http.Handler) error {
+		if m := exact[method]; m != nil && !strings.ContainsAny(route, "{*") {
+			m[route] = chi.Chain(mw...).Handler(h)
+		}
+		return nil
+	})
+	return exact
+}
+
+// unmatchedRoute is the pattern chi matched for a request no route
+// answered: a 405's pattern, "" for a 404.
+func unmatchedRoute(r *http.Request) string {
+	return chi.RouteContext(r.Context()).RoutePattern()
+}
+
+// Routes lists every registered method and route pattern, for the
+// contract test against api/openapi.yaml.
+func (s *Server) Routes() []string {
+	var out []string
+	_ = chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		out = append(out, method+" "+route)
+		return nil
+	})
+	return out
+}
+
+// methods the 405 handler probes to fill in Allow.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range probeMethods {
+		if s.router.Match(chi.NewRouteContext(), m, routingPath(r)) {
+			allow = append(allow, m)
+		}
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.fail(w, r, errMethodNotAllowed)
+}
+
+func routingPath(r *http.Request) string {
+	if r.URL.RawPath != "" {
+		return r.URL.RawPath
+	}
+	return r.URL.Path
 }

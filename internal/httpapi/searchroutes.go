@@ -18,8 +18,8 @@ import (
 // limit).
 const defaultTake = 20
 
-// bound is the limit n sets: 0 is off, no bound (math.MaxInt).
-func bound(n int) int {
+// limitOf is the limit n sets: 0 is off, no limitOf (math.MaxInt).
+func limitOf(n int) int {
 	if n <= 0 {
 		return math.MaxInt
 	}
@@ -32,7 +32,7 @@ func bound(n int) int {
 // as long as a one-word query.
 func (s *Server) searchText(w http.ResponseWriter, r *http.Request) (string, error) {
 	q := transport.Query(w, r).Get("q")
-	if max := bound(s.opts.MaxQueryBytes); len(q) > max {
+	if max := limitOf(s.opts.MaxQueryBytes); len(q) > max {
 		return "", fmt.Errorf("%w: q is %d bytes; the limit is %d (max_query_bytes); search for fewer words", errBadRequest, len(q), max)
 	}
 	return q, nil
@@ -40,7 +40,7 @@ func (s *Server) searchText(w http.ResponseWriter, r *http.Request) (string, err
 
 // maxSearchResults is the most results one search answers.
 func (s *Server) maxSearchResults() int {
-	return bound(s.opts.MaxSearchResults)
+	return limitOf(s.opts.MaxSearchResults)
 }
 
 // intParam parses a non-negative integer query parameter.
@@ -60,7 +60,7 @@ func intParam(w http.ResponseWriter, r *http.Request, name string, def int) (int
 // summaries, ranked for q, with the total before paging in X-Total-Count.
 func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		snap := s.snapshot(w, r)
+		snap := s.snapshotFor(w, r)
 		if snap == nil {
 			return
 		}
@@ -81,7 +81,7 @@ func (s *Server) handleSearch(agents bool) http.HandlerFunc {
 			return
 		}
 		var hits []feed.Summary
-		f := view(r, snap.Feed())
+		f := viewOf(r, snap.Feed())
 		if agents {
 			if !snap.AgentsConfigured {
 				s.fail(w, r, fmt.Errorf("%w: no sub-agent source is configured", errNotFound))
@@ -106,17 +106,17 @@ type updateQuery struct {
 
 // handleCheckUpdates answers POST /api/v1/skills/check-updates.
 func (s *Server) handleCheckUpdates(w http.ResponseWriter, r *http.Request) {
-	snap := s.snapshot(w, r)
+	snap := s.snapshotFor(w, r)
 	if snap == nil {
 		return
 	}
-	qs, err := decodeUpdateQueries(w, r, bound(s.opts.MaxUpdateChecks), int64(bound(s.opts.MaxBodyBytes)))
+	qs, err := decodeUpdateQueries(w, r, limitOf(s.opts.MaxUpdateChecks), int64(limitOf(s.opts.MaxBodyBytes)))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	out := make([]feed.UpdateCheck, len(qs))
-	f := view(r, snap.Feed())
+	f := viewOf(r, snap.Feed())
 	for i, q := range qs {
 		out[i] = f.CheckUpdate(q.Name, q.Version, q.Digest)
 	}
@@ -195,6 +195,6 @@ func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	hits := view(r, snap.Feed()).SearchSkills(q)
+	hits := viewOf(r, snap.Feed()).SearchSkills(q)
 	writeJSONCached(w, http.StatusOK, feed.Find(hits, base.URL, min(limit, s.maxSearchResults()), s.installs.get), "no-store")
 }

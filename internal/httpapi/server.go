@@ -11,28 +11,20 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/page"
 	"github.com/skillserver/skillserver/internal/transport"
-)
-
-const (
-	jsonContentType     = feed.JSONContentType
-	markdownContentType = feed.MarkdownContentType
-	cacheImmutable      = feed.CacheImmutable
-	cacheShort          = feed.CacheShort
 )
 
 // Snapshots is what handlers need from the catalogue: the current
@@ -143,57 +135,39 @@ type Server struct {
 	lastBase atomic.Pointer[derivedBase]
 }
 
-// NewServer returns a Server reading snapshots from cat.
-func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
-	s := &Server{cat: cat, opts: opts, log: log,
-		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil}),
-		bytes: transport.Bytes{MaxRanges: opts.MaxRanges, Error: serveContentError}}
-	layer := transport.NewLayer(transport.LayerOptions{Log: log, Lines: opts.RequestLog, Observer: opts.Observer,
-		Quiet: quietRoutes, Path: s.redactedPath, Unmatched: unmatchedRoute,
-		WriteStallTimeout: opts.WriteStallTimeout, ReadBodyTimeout: opts.ReadBodyTimeout})
-	r := chi.NewRouter()
-	s.router = r
-	r.Use(layer.Wrap, s.recoverPanics, s.cors, s.authenticate, s.parseQuery)
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, errNotFound)
-	})
-	r.MethodNotAllowed(s.methodNotAllowed)
-	s.routes(r)
-	s.handler = r
-	s.exact = exactRoutes(r)
-	s.blobFile = routeChain(r, feed.PathBlobFile, transport.Routed(feed.PathBlobFile, s.handleBlobFilePath))
-	return s
+// SetReady switches /readyz between 200 and 503.
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// serveBytes answers with b, its ETag set, under http.ServeContent's
+// semantics (If-None-Match, Range, HEAD), its error statuses as JSON
+// (transport.Bytes).
+func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
+	s.bytes.Serve(w, r, b)
 }
 
-// routeChain is h behind the middleware chi runs for pattern's GET.
-func routeChain(r chi.Routes, pattern string, h http.Handler) http.Handler {
-	var chain http.Handler
-	_ = chi.Walk(r, func(method, route string, _ http.Handler, mw ...func(http.Handler) http.Handler) error {
-		if method == http.MethodGet && route == pattern {
-			chain = chi.Chain(mw...).Handler(h)
-		}
-		return nil
-	})
-	if chain == nil {
-		panic("httpapi: no GET route " + pattern)
-	}
-	return chain
+// ReadTokens is the read tokens in force (*access.File); the set may be
+// replaced between requests, never during one.
+type ReadTokens interface {
+	Tokens() *access.Set
 }
 
-// exactRoutes derives, from the route table, the handlers of the GET and
-// HEAD routes whose pattern is a plain path, with the middleware chi
-// would run. chi prefers such a route to any pattern with parameters, so
-// a request for exactly that path ends there either way.
-func exactRoutes(r chi.Routes) map[string]map[string]http.Handler {
-	exact := map[string]map[string]http.Handler{http.MethodGet: {}, http.MethodHead: {}}
-	_ = chi.Walk(r, func(method, route string, h http.Handler, mw ...func(http.Handler) http.Handler) error {
-		if m := exact[method]; m != nil && !strings.ContainsAny(route, "{*") {
-			m[route] = chi.Chain(mw...).Handler(h)
-		}
-		return nil
-	})
-	return exact
+// Reloader runs a full rescan and returns when its snapshot is live.
+type Reloader interface {
+	ReloadNow(ctx context.Context) (*catalog.Snapshot, error)
 }
+
+// AuthLimiter counts the failed authentications of each client address
+// (throttle.Limiter): Fail records one, and reports false, with how long
+// to wait, once the address has failed too often.
+type AuthLimiter interface {
+	Fail(key string, now time.Time) (retryAfter time.Duration, ok bool)
+	// Held reports, recording nothing, whether the address has no
+	// failure left, and how long until it has one.
+	Held(key string, now time.Time) (retryAfter time.Duration, held bool)
+}
+
+// derivedBase is a base URL derived from a request's scheme and host.
+type derivedBase struct{ scheme, host, url string }
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -210,138 +184,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// unmatchedRoute is the pattern chi matched for a request no route
-// answered: a 405's pattern, "" for a 404.
-func unmatchedRoute(r *http.Request) string {
-	return chi.RouteContext(r.Context()).RoutePattern()
-}
+// blobPrefix is where feed.PathBlobFile's parameters begin.
+var blobPrefix = strings.TrimSuffix(feed.PathBlob, "{digest}")
 
-// SetReady switches /readyz between 200 and 503.
-func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
-
-// Routes lists every registered method and route pattern, for the
-// contract test against api/openapi.yaml.
-func (s *Server) Routes() []string {
-	var out []string
-	_ = chi.Walk(s.router, func(method, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
-		out = append(out, method+" "+route)
-		return nil
-	})
-	return out
-}
-
-// methods the 405 handler probes to fill in Allow.
-var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
-
-func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	var allow []string
-	for _, m := range probeMethods {
-		if s.router.Match(chi.NewRouteContext(), m, routingPath(r)) {
-			allow = append(allow, m)
-		}
+// blobFileOf splits path, a feed.PathBlobFile path without a path
+// token, into its digest's hex and the file's name; ok is false for any
+// other path, which chi routes instead.
+func blobFileOf(path string) (digest, name string, ok bool) {
+	rest, ok := strings.CutPrefix(path, blobPrefix)
+	if !ok {
+		return "", "", false
 	}
-	w.Header().Set("Allow", strings.Join(allow, ", "))
-	s.fail(w, r, errMethodNotAllowed)
-}
-
-func routingPath(r *http.Request) string {
-	if r.URL.RawPath != "" {
-		return r.URL.RawPath
-	}
-	return r.URL.Path
-}
-
-// validHost reports whether host may go into a base URL: a DNS name
-// (labels of letters, digits and inner hyphens, and an optional final
-// dot) or an IP literal, with an
-// optional port 1-65535. Anything else in Host is refused, since it would
-// end up in every absolute URL of the response.
-func validHost(host string) bool {
-	name, port := host, ""
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		name, port = host[:i], host[i+1:]
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || port[0] < '1' || port[0] > '9' {
-			return false
-		}
-	}
-	if inner, ok := strings.CutPrefix(name, "["); ok {
-		inner, ok = strings.CutSuffix(inner, "]")
-		a, err := netip.ParseAddr(inner)
-		return ok && err == nil && a.Is6() && a.Zone() == ""
-	}
-	if name == "" || len(name) > 253 {
-		return false
-	}
-	// A fully qualified name ends in the root's empty label, as in
-	// "skills.example.com.": clients send what they were given.
-	for label := range strings.SplitSeq(strings.TrimSuffix(name, "."), ".") {
-		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range []byte(label) {
-			if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// baseURL is the public base for absolute URLs in this response.
-func (s *Server) baseURL(r *http.Request) (string, bool) {
-	if s.opts.BaseURL != "" {
-		return s.opts.BaseURL, true
-	}
-	scheme, host := "http", r.Host
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if s.opts.TrustProxy {
-		if p := firstValue(r.Header.Get("X-Forwarded-Proto")); p == "http" || p == "https" {
-			scheme = p
-		}
-		if h := firstValue(r.Header.Get("X-Forwarded-Host")); h != "" {
-			host = h
-		}
-	}
-	if host == "" {
-		// HTTP/1.0 needs no Host: name the address the client reached.
-		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-			host = a.String()
-		}
-	}
-	if last := s.lastBase.Load(); last != nil && last.scheme == scheme && last.host == host {
-		return last.url, true
-	}
-	if !validHost(host) {
-		return "", false
-	}
-	b := &derivedBase{scheme: scheme, host: host, url: scheme + "://" + strings.ToLower(host)}
-	s.lastBase.Store(b)
-	return b.url, true
-}
-
-// derivedBase is a base URL derived from a request's scheme and host.
-type derivedBase struct{ scheme, host, url string }
-
-func firstValue(h string) string {
-	first, _, _ := strings.Cut(h, ",")
-	return strings.TrimSpace(first)
-}
-
-// snapshot returns the current snapshot, or answers 503 and returns nil
-// before the first scan finished.
-func (s *Server) snapshot(w http.ResponseWriter, r *http.Request) *catalog.Snapshot {
-	snap := s.cat.Current()
-	if snap == nil {
-		s.fail(w, r, errNotReady)
-	}
-	return snap
-}
-
-// serveBytes answers with b, its ETag set, under http.ServeContent's
-// semantics (If-None-Match, Range, HEAD), its error statuses as JSON
-// (transport.Bytes).
-func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
-	s.bytes.Serve(w, r, b)
+	digest, name, ok = strings.Cut(rest, "/")
+	return digest, name, ok && name != ""
 }
