@@ -55,7 +55,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 	// One writev of what was kept back and p. Its count includes the
 	// kept bytes; the caller is told of p's only.
 	kept := len(*held)
-	if err := c.wd.begin(c, true); err != nil {
+	if err := c.wd.begin(c.Conn, true); err != nil {
 		return 0, err
 	}
 	bufs := net.Buffers{*held, p}
@@ -68,7 +68,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 // writeThrough writes p to the connection under the write deadline asked
 // for.
 func (c *trackedConn) writeThrough(p []byte) (int, error) {
-	if err := c.wd.begin(c, true); err != nil {
+	if err := c.wd.begin(c.Conn, true); err != nil {
 		return 0, err
 	}
 	defer c.wd.end()

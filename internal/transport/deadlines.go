@@ -91,10 +91,6 @@ func (w *statusWriter) sendStalls(stall time.Duration) {
 	w.extend(w.start)
 }
 
-// deadliner is what net/http's ResponseWriter offers to
-// http.ResponseController.
-type deadliner interface{ SetWriteDeadline(time.Time) error }
-
 // writeDeadline is the SetWriteDeadline of the connection under w's
 // wrappers (http.ResponseController would be an allocation); off a real
 // connection, one that does nothing.
@@ -141,4 +137,18 @@ func (w *statusWriter) failed(err error) {
 	if w.stall > 0 && errors.Is(err, os.ErrDeadlineExceeded) {
 		w.stalled = w.stall
 	}
+}
+
+// Write drops a HEAD answer's body (statusWriter.head) and sends the
+// rest under the stall deadline (send), counting what went out.
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.head {
+		return len(b), nil
+	}
+	n, err := w.send(b)
+	w.bytes += int64(n)
+	return n, err
 }

@@ -59,21 +59,8 @@ func NewLayer(opts LayerOptions) *Layer {
 	return &Layer{opts: opts, ids: newRequestIDs()}
 }
 
-// route is a route pattern (Routed), with what the Layer derives from
-// it once: its log level and its metric observer, bound to its label.
-type route struct {
-	pattern string
-	bound   atomic.Pointer[routeBinding]
-}
-
-// routeBinding is what a Layer derived from a route's pattern.
-type routeBinding struct {
-	level   slog.Level
-	observe RequestObserver // nil without an Observer
-}
-
 // bind is rt's binding by l, made on first use.
-func (rt *route) bind(l *Layer) *routeBinding {
+func (rt *routeTag) bind(l *Layer) *routeBinding {
 	if b := rt.bound.Load(); b != nil {
 		return b
 	}
@@ -96,7 +83,7 @@ func (l *Layer) level(pattern string) slog.Level {
 // Routed tags the requests h answers with its route pattern, for the
 // Layer: logged and counted under it, with the route's own observer.
 func Routed(pattern string, h http.HandlerFunc) http.HandlerFunc {
-	rt := &route{pattern: pattern}
+	rt := &routeTag{pattern: pattern}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if sw := requestState(w); sw != nil {
 			sw.route = rt

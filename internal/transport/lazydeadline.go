@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"net"
 	"sync"
 	"time"
 )
@@ -13,7 +14,7 @@ import (
 // write deadline on with every response: on a small answer these were as
 // many timer changes as requests times eight.
 //
-// A trackedConn keeps the deadline it was asked for and gives it to the
+// A tracked connection keeps the deadline it was asked for and gives it to the
 // connection only when a Read or Write is about to use it, so deadlines
 // replaced before any read or write cost nothing. A deadline set while a
 // Read or Write is under way (net/http's wake-up of its background read,
@@ -38,32 +39,9 @@ type lazyDeadline struct {
 // given late (1/deadlineSlack).
 const deadlineSlack = 16
 
-func (c *trackedConn) SetReadDeadline(t time.Time) error {
-	return c.rd.set(t, c, false)
-}
-
-func (c *trackedConn) SetWriteDeadline(t time.Time) error {
-	return c.wd.set(t, c, true)
-}
-
-func (c *trackedConn) SetDeadline(t time.Time) error {
-	if err := c.SetReadDeadline(t); err != nil {
-		return err
-	}
-	return c.SetWriteDeadline(t)
-}
-
-func (c *trackedConn) Read(p []byte) (int, error) {
-	if err := c.rd.begin(c, false); err != nil {
-		return 0, err
-	}
-	defer c.rd.end()
-	return c.Conn.Read(p)
-}
-
 // set records t as the deadline, and applies it when an operation is
 // under way.
-func (d *lazyDeadline) set(t time.Time, c *trackedConn, write bool) error {
+func (d *lazyDeadline) set(t time.Time, c net.Conn, write bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.want = t
@@ -74,7 +52,7 @@ func (d *lazyDeadline) set(t time.Time, c *trackedConn, write bool) error {
 }
 
 // begin applies the deadline asked for before a read or write.
-func (d *lazyDeadline) begin(c *trackedConn, write bool) error {
+func (d *lazyDeadline) begin(c net.Conn, write bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.busy++
@@ -95,7 +73,7 @@ func (d *lazyDeadline) end() {
 // applyLocked gives the connection the deadline asked for, when it
 // holds another one (write deadlines: when it holds none that may stand,
 // above).
-func (d *lazyDeadline) applyLocked(c *trackedConn, write bool) error {
+func (d *lazyDeadline) applyLocked(c net.Conn, write bool) error {
 	if d.want.Equal(d.armed) {
 		return nil
 	}
@@ -108,9 +86,9 @@ func (d *lazyDeadline) applyLocked(c *trackedConn, write bool) error {
 	}
 	var err error
 	if write {
-		err = c.Conn.SetWriteDeadline(t)
+		err = c.SetWriteDeadline(t)
 	} else {
-		err = c.Conn.SetReadDeadline(t)
+		err = c.SetReadDeadline(t)
 	}
 	if err != nil {
 		return err

@@ -1,8 +1,10 @@
 package transport
 
 import (
+	"log/slog"
 	"net/http"
 	"net/url"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,7 +32,7 @@ type statusWriter struct {
 	// token is the name (never the secret) of the request's read token.
 	token string
 	// route is the route that answered (Routed), nil when none did.
-	route *route
+	route *routeTag
 	// values holds header values of this response (value).
 	values [slots]string
 	// start is when the request began.
@@ -47,18 +49,6 @@ func (w *statusWriter) WriteHeader(status int) {
 		w.status = status
 	}
 	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	if w.head {
-		return len(b), nil
-	}
-	n, err := w.send(b)
-	w.bytes += int64(n)
-	return n, err
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
@@ -147,6 +137,23 @@ func Query(w http.ResponseWriter, r *http.Request) url.Values {
 	if sw := requestState(w); sw != nil {
 		return sw.query
 	}
-	q, _ := url.ParseQuery(r.URL.RawQuery) // outside Observe: parsed again
+	q, _ := url.ParseQuery(r.URL.RawQuery) // outside a Layer: parsed again
 	return q
 }
+
+// routeTag is a route pattern (Routed), with what the Layer derives from
+// it once: its log level and its metric observer, bound to its label.
+type routeTag struct {
+	pattern string
+	bound   atomic.Pointer[routeBinding]
+}
+
+// routeBinding is what a Layer derived from a route's pattern.
+type routeBinding struct {
+	level   slog.Level
+	observe RequestObserver // nil without an Observer
+}
+
+// deadliner is what net/http's ResponseWriter offers to
+// http.ResponseController.
+type deadliner interface{ SetWriteDeadline(time.Time) error }
