@@ -3,11 +3,12 @@ package catalog
 import (
 	"context"
 	"errors"
-	"github.com/skillserver/skillserver/internal/scan"
 	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // oneSkillCatalog returns a catalog that has published a tree of one

@@ -2,12 +2,18 @@ package page
 
 import (
 	"crypto/sha256"
+	"embed"
 	"encoding/base64"
 	"strings"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 )
+
+// assetFiles are the files the pages load (the assets folder).
+//
+//go:embed assets
+var assetFiles embed.FS
 
 // An asset is an embedded file a page loads, at a URL that names its
 // digest: a new binary with other bytes has other URLs, so an asset may

@@ -14,7 +14,7 @@ package page
 
 import (
 	"bytes"
-	"embed"
+	_ "embed"
 	"fmt"
 	"html/template"
 	"math"
@@ -32,9 +32,6 @@ import (
 
 //go:embed pages.html
 var pagesHTML string
-
-//go:embed assets
-var assetFiles embed.FS
 
 // ContentType is the media type of every page.
 const ContentType = "text/html; charset=utf-8"
@@ -150,7 +147,7 @@ func (p *Renderer) Catalogue(f *feed.Feed, base feed.Base, q Query) (*feed.Docum
 	q.N = max(q.N, 1)
 	if q.filtered() {
 		items := p.entries(f, q)
-		if q.N > p.pages(len(items)) {
+		if q.N > p.pageCount(len(items)) {
 			return nil, false
 		}
 		return feed.NewDocument(p.catalogue(f, base.URL, q, items)), true
@@ -160,7 +157,7 @@ func (p *Renderer) Catalogue(f *feed.Feed, base feed.Base, q Query) (*feed.Docum
 	if f.AgentsConfigured {
 		total += len(f.Agents)
 	}
-	if q.N > p.pages(total) {
+	if q.N > p.pageCount(total) {
 		return nil, false
 	}
 	return f.Page(base, feed.PageKey{Kind: kindCatalogue, N: q.N}, func(base string) ([]byte, bool) {
@@ -168,8 +165,8 @@ func (p *Renderer) Catalogue(f *feed.Feed, base feed.Base, q Query) (*feed.Docum
 	})
 }
 
-// pages is how many catalogue pages list n items: one at least.
-func (p *Renderer) pages(n int) int {
+// pageCount is how many catalogue pages list n items: one at least.
+func (p *Renderer) pageCount(n int) int {
 	if p.opts.PageSize <= 0 {
 		return 1
 	}
@@ -178,7 +175,7 @@ func (p *Renderer) pages(n int) int {
 
 // catalogue renders page q.N of items.
 func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []hit) []byte {
-	pages, start, end := p.pages(len(items)), 0, len(items)
+	pages, start, end := p.pageCount(len(items)), 0, len(items)
 	if size := p.opts.PageSize; size > 0 {
 		start, end = (q.N-1)*size, min(len(items), q.N*size)
 	}
@@ -316,17 +313,17 @@ func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 		}
 		if v.Type == item.TypeArchive {
 			zip, _ := blobs.Get(v.Archive)
-			d.Files = append(d.Files, file(feed.ArchiveFile, feed.ArtifactURL(feedURL, v), v.Archive, int64(len(zip))))
-			d.Files = append(d.Files, file(skill.FileName, feed.SkillMDURL(feedURL, v), v.SkillMD, int64(len(md))))
+			d.Files = append(d.Files, newFileRow(feed.ArchiveFile, feed.ArtifactURL(feedURL, v), v.Archive, int64(len(zip))))
+			d.Files = append(d.Files, newFileRow(skill.FileName, feed.SkillMDURL(feedURL, v), v.SkillMD, int64(len(md))))
 			d.Install = append(d.Install, installLine{Label: "The archive of " + v.Version + ", with curl",
 				Line: curl(v.Name+"-"+v.Version+".zip", feed.ArtifactURL(feedURL, v))})
 		} else {
-			d.Files = append(d.Files, file(skill.FileName, feed.ArtifactURL(feedURL, v), v.SkillMD, int64(len(md))))
+			d.Files = append(d.Files, newFileRow(skill.FileName, feed.ArtifactURL(feedURL, v), v.SkillMD, int64(len(md))))
 			d.Install = append(d.Install, installLine{Label: "The " + skill.FileName + " of " + v.Version + ", with curl",
 				Line: curl(skill.FileName, feed.ArtifactURL(feedURL, v))})
 		}
 		for _, r := range v.Resources {
-			d.Files = append(d.Files, file(r.Path, feed.ResourceURL(feedURL, r), r.Digest, r.Size))
+			d.Files = append(d.Files, newFileRow(r.Path, feed.ResourceURL(feedURL, r), r.Digest, r.Size))
 		}
 		if v.Subagent != "" {
 			if _, ok := f.Agent(v.Subagent); ok {
@@ -360,7 +357,7 @@ func (p *Renderer) Agent(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 		d := itemPage(f, a, v, feed.PathUIAgentVersion, func(*item.AgentVersion) string { return feed.AgentArtifactType }, f.AgentPublished)
 		d.Kind, d.DocFile = "sub-agent", feed.AgentFile
 		feedURL := base + f.Prefix()
-		d.Files = []fileRow{file(feed.AgentFile, feed.AgentURL(feedURL, v), v.Digest, int64(len(md)))}
+		d.Files = []fileRow{newFileRow(feed.AgentFile, feed.AgentURL(feedURL, v), v.Digest, int64(len(md)))}
 		d.Install = []installLine{p.netclaw(f, base),
 			{Label: "The " + feed.AgentFile + " of " + v.Version + ", with curl", Line: curl(v.Name+".md", feed.AgentURL(feedURL, v))}}
 		d.Body = renderMarkdown(skill.Body(md), func(string) (string, bool) { return "", false })
@@ -394,7 +391,7 @@ func itemPage[V item.Version](f *feed.Feed, it *item.Item[V], v V, versionPatter
 
 func published(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
 
-func file(path, u string, d content.Digest, size int64) fileRow {
+func newFileRow(path, u string, d content.Digest, size int64) fileRow {
 	return fileRow{Path: path, URL: u, Size: size, Human: humanSize(size), Short: d.String()[:len("sha256:")+12] + "…"}
 }
 

@@ -57,8 +57,8 @@ type Limits struct {
 	MaxValueProblems int
 }
 
-// field is one top-level key of a front matter block, in source order.
-type field struct {
+// frontmatterField is one top-level key of a front matter block, in source order.
+type frontmatterField struct {
 	key   string
 	value *yaml.Node
 }
@@ -83,7 +83,7 @@ func frontmatterProblem(path string, err error) Problem {
 // checked before it is parsed and its shape (no anchors or aliases, keys
 // and list items within the limits) before anything is decoded, so the
 // work and memory a file can cause are bounded by lim.
-func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
+func parseFrontmatter(data []byte, lim Limits) ([]frontmatterField, []byte, error) {
 	doc, end, err := splitFrontmatter(data, lim.MaxFrontmatterBytes)
 	if err != nil {
 		return nil, nil, err
@@ -102,7 +102,7 @@ func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
 	if err := checkShape(root, "front matter", lim, 0); err != nil {
 		return nil, nil, err
 	}
-	fields := make([]field, 0, len(root.Content)/2)
+	fields := make([]frontmatterField, 0, len(root.Content)/2)
 	seen := make(map[string]bool, len(root.Content)/2)
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k := root.Content[i].Value
@@ -110,7 +110,7 @@ func parseFrontmatter(data []byte, lim Limits) ([]field, []byte, error) {
 			return nil, nil, fmt.Errorf("key %q appears twice (line %d)", k, fileLine(root.Content[i]))
 		}
 		seen[k] = true
-		fields = append(fields, field{key: k, value: root.Content[i+1]})
+		fields = append(fields, frontmatterField{key: k, value: root.Content[i+1]})
 	}
 	return fields, body, nil
 }
@@ -223,7 +223,7 @@ func bodyLine(text, body []byte) int {
 // stringField returns f's value when it is a string, and reports a
 // value of another kind (a list, a mapping) as an error; a missing value
 // is left to the caller's "is required" rule.
-func stringField(f field, errf func(rule, format string, args ...any)) string {
+func stringField(f frontmatterField, errf func(rule, format string, args ...any)) string {
 	if s, ok := scalar(f.value); ok || isNull(f.value) {
 		return s
 	}

@@ -184,7 +184,7 @@ func checkText(path string, b []byte, firstLine int) []Problem {
 // names the field, the character and its position) and lim's length
 // limits, reporting at most lim.MaxValueProblems of them and then one
 // that counts the rest. Fields in own have a length rule of their own.
-func valueProblems(path string, fields []field, known, own map[string]bool, lim Limits) []Problem {
+func valueProblems(path string, fields []frontmatterField, known, own map[string]bool, lim Limits) []Problem {
 	var ps []Problem
 	more := 0
 	add := func(rule, format string, args ...any) {
