@@ -18,7 +18,6 @@ package export
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,13 +33,6 @@ import (
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 )
-
-// StateFile is the export's own record, at the root of the output: every
-// path an export wrote and when an export last named it. It is how
-// pruning knows an artifact's age (bucket objects keep no such time: an
-// unchanged object is never uploaded again). It is not part of the
-// published surface; hosts may refuse to serve it.
-const StateFile = ".skillserver-export.json"
 
 // Blobs gives the bytes of a digest (*content.Store).
 type Blobs interface {
@@ -63,22 +55,6 @@ type Options struct {
 	PruneOlderThan time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
-}
-
-// A File is one object of an export.
-type File struct {
-	// Key is the object's name: its URL path below the base, unescaped,
-	// without the leading slash.
-	Key          string
-	Body         []byte
-	ContentType  string
-	CacheControl string
-	// ContentDisposition is "attachment" for a file a browser would run
-	// script in (ArtifactType), "" for the rest.
-	ContentDisposition string
-	// rank orders the writes: what documents point at goes first, so a
-	// reader never follows a link to an object not written yet.
-	rank int
 }
 
 // Ranks of File, in write order: each after what it links to.
@@ -411,10 +387,4 @@ func compare(ctx context.Context, t Target, files []File) ([]Change, error) {
 		})
 	}
 	return changes, g.Wait()
-}
-
-// md5Of is the MD5 buckets report for an object written whole.
-func md5Of(b []byte) []byte {
-	sum := md5.Sum(b)
-	return sum[:]
 }

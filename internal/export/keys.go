@@ -90,3 +90,10 @@ var activeExts = map[string]bool{
 	".svg": true, ".svgz": true, ".xml": true, ".xsl": true, ".xslt": true,
 	".rss": true, ".atom": true, ".rdf": true, ".mml": true, ".mht": true, ".mhtml": true,
 }
+
+// StateFile is the export's own record, at the root of the output: every
+// path an export wrote and when an export last named it. It is how
+// pruning knows an artifact's age (bucket objects keep no such time: an
+// unchanged object is never uploaded again). It is not part of the
+// published surface; hosts may refuse to serve it.
+const StateFile = ".skillserver-export.json"
