@@ -79,7 +79,7 @@ func checkFeed(ctx context.Context, opts check.Options, format, tokenFile string
 		}
 		opts.Token = strings.TrimSpace(string(b))
 	}
-	if _, err := check.Base(opts.URL); err != nil {
+	if _, err := check.FeedBase(opts.URL); err != nil {
 		return fmt.Errorf("%w: %w", config.ErrUsage, err)
 	}
 	done := func() {}

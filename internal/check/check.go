@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -58,108 +56,9 @@ type Options struct {
 	Progress func(items, requests int)
 }
 
-// observer is what Run adds to the Client: it collects warnings, counts,
-// and probes each entry point and artifact for HEAD and compression.
-type observer struct {
-	authed   bool
-	progress func(items, requests int)
-	client   *Client
-
-	mu                                      sync.Mutex
-	warnings                                []*Violation
-	items                                   int
-	skillVersions, subagents, agentVersions int
-}
-
-func (o *observer) warn(v *Violation) {
-	o.mu.Lock()
-	o.warnings = append(o.warnings, v)
-	o.mu.Unlock()
-}
-
-func (o *observer) itemDone() {
-	o.mu.Lock()
-	o.items++
-	n := o.items
-	o.mu.Unlock()
-	if o.progress != nil {
-		o.client.mu.Lock()
-		r := o.client.Requests
-		o.client.mu.Unlock()
-		o.progress(n, r)
-	}
-}
-
-func (o *observer) countVersions(skills, agents int) {
-	o.mu.Lock()
-	o.skillVersions += skills
-	o.agentVersions += agents
-	if agents > 0 {
-		o.subagents++
-	}
-	o.mu.Unlock()
-}
-
-// Media types clients read each kind of response as; anything else is a
-// warning.
-var mediaTypes = map[media][]string{
-	mediaJSON:     {"application/json"},
-	mediaEntry:    {"application/json"},
-	mediaMarkdown: {"text/markdown", "text/x-markdown", "text/plain", "application/octet-stream"},
-	mediaZip:      {"application/zip", "application/x-zip-compressed", "application/octet-stream"},
-}
-
-// acceptEncoding is what the skills CLI (Node's fetch) sends.
-const acceptEncoding = "gzip, deflate, br"
-
-// response checks the HTTP behaviour of one 200 answer to GET asked,
-// whose body had n bytes.
-func (o *observer) response(ctx context.Context, c *Client, itemName string, asked *url.URL, as media, resp *http.Response, n int) {
-	u := asked.String()
-	if o.authed && resp.Request != nil && resp.Request.URL.String() != u {
-		o.warn(&Violation{Rule: RuleRedirect, Item: itemName, URL: u, Msg: fmt.Sprintf("redirected to %s: netclaw drops its key on a redirect", resp.Request.URL)})
-	}
-	if want, ok := mediaTypes[as]; ok {
-		ct := resp.Header.Get("Content-Type")
-		mt, _, _ := mime.ParseMediaType(ct)
-		if !slices.Contains(want, mt) && !(want[0] == "application/json" && strings.HasSuffix(mt, "+json")) {
-			o.warn(&Violation{Rule: RuleContentType, Item: itemName, URL: u, Msg: fmt.Sprintf("Content-Type %q, want %s", ct, strings.Join(want, " or "))})
-		}
-	}
-	if as == mediaJSON {
-		return // documents reached by href: GET is enough
-	}
-	// One HEAD probe with the skills CLI's Accept-Encoding: it must answer
-	// like GET, and an artifact must not come compressed.
-	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
-	if err != nil {
-		return
-	}
-	req.Header.Set("Accept-Encoding", acceptEncoding)
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	c.count(&c.Requests)
-	hr, err := c.HTTP.Do(req)
-	if err != nil {
-		o.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: "HEAD failed: " + unwrapURLError(err)})
-		return
-	}
-	hr.Body.Close()
-	ce := hr.Header.Get("Content-Encoding")
-	switch {
-	case hr.StatusCode != http.StatusOK:
-		o.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: fmt.Sprintf("HEAD answered %d, GET 200", hr.StatusCode)})
-	case as != mediaEntry && ce != "" && ce != "identity":
-		o.warn(&Violation{Rule: RuleCompression, Item: itemName, URL: u, Msg: fmt.Sprintf("sent with Content-Encoding %q to a client accepting %q: an archive or file decoded in transit fails digest checks", ce, acceptEncoding)})
-	case ce == "" && hr.Header.Get("Content-Length") != "" && hr.Header.Get("Content-Length") != strconv.Itoa(n):
-		o.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: fmt.Sprintf("HEAD says Content-Length %s, GET sent %d bytes", hr.Header.Get("Content-Length"), n)})
-	}
-}
-
-// Base checks and normalises a feed URL: absolute http(s), no query, no
+// FeedBase checks and normalises a feed URL: absolute http(s), no query, no
 // fragment, no trailing slash.
-func Base(raw string) (string, error) {
+func FeedBase(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	switch {
 	case !strings.Contains(raw, "://"):
@@ -178,7 +77,7 @@ func Base(raw string) (string, error) {
 // is for options it cannot start from (ErrUsage); what the feed does
 // wrong is in the report.
 func Run(ctx context.Context, o Options) (*Report, error) {
-	base, err := Base(o.URL)
+	base, err := FeedBase(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -206,7 +105,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	c.Token = o.Token
 	c.Concurrency = conc
 	c.MaxBytes = o.MaxBytes
-	obs := &observer{authed: authed, progress: o.Progress, client: c}
+	obs := &observer{authed: authed, progress: o.Progress, requests: c.requests}
 	c.obs = obs
 
 	var errs []error
@@ -270,15 +169,15 @@ func keepCredentials(feed *url.URL, authed bool) func(*http.Request, []*http.Req
 			return fmt.Errorf("redirected to %s, another origin than the feed's %s: not followed, so the token stays on the feed's origin "+
 				"(a client either drops its key on the redirect, as netclaw does, and asks that origin without it, or hands its key to that origin); "+
 				"serve every URL of a private feed from the feed's own origin, without a redirect",
-				req.URL.Redacted(), origin(feed))
+				req.URL.Redacted(), originOf(feed))
 		}
 		return nil
 	}
 }
 
-// origin is u's scheme, host and port, lower case, with the scheme's
+// originOf is u's scheme, host and port, lower case, with the scheme's
 // default port filled in.
-func origin(u *url.URL) string {
+func originOf(u *url.URL) string {
 	scheme := strings.ToLower(u.Scheme)
 	port := u.Port()
 	if port == "" {
@@ -289,7 +188,7 @@ func origin(u *url.URL) string {
 
 // sameOrigin reports whether a and b have one origin: scheme, host and
 // port.
-func sameOrigin(a, b *url.URL) bool { return origin(a) == origin(b) }
+func sameOrigin(a, b *url.URL) bool { return originOf(a) == originOf(b) }
 
 // pathToken is the token of a /t/<token> base path, to keep out of
 // reports.

@@ -218,12 +218,12 @@ func TestRunUnreachable(t *testing.T) {
 // not what Go's URL parser thinks of it.
 func TestBaseWithoutScheme(t *testing.T) {
 	for _, raw := range []string{"127.0.0.1:8080", "localhost:8080/t/x", "skills.example.com"} {
-		_, err := Base(raw)
+		_, err := FeedBase(raw)
 		if err == nil || !strings.Contains(err.Error(), "add http:// or https:// (http://"+raw+")") {
 			t.Errorf("Base(%q): %v", raw, err)
 		}
 	}
-	if got, err := Base("http://127.0.0.1:8080/"); err != nil || got != "http://127.0.0.1:8080" {
+	if got, err := FeedBase("http://127.0.0.1:8080/"); err != nil || got != "http://127.0.0.1:8080" {
 		t.Errorf("Base of a good URL: %q, %v", got, err)
 	}
 }

@@ -1,24 +1,3 @@
-// Package check is a model client of skill servers and a conformance
-// check built on it. The Client syncs from a feed the way netclaw's daemon
-// and the Netclaw.SkillClient library do, request by request, and fails on
-// anything they would reject; tests run it against the real server. Run
-// walks any skill server with the same Client, adds what the other clients
-// (the skills CLI, legacy readers, A2A gateways) rely on, and reports every
-// broken rule by item and URL: `skillserver check`.
-//
-// It reads feeds only over HTTP and must not import the server's catalog,
-// scan, feed or HTTP packages: the wire rules it enforces are its own
-// statement of them (wire.go), so a mistake the server makes is not also
-// the checker's. It uses internal/item for version order, internal/skill
-// for front matter (netclaw's agent-md rules are those by design) and
-// internal/content for digests.
-//
-// The files follow the walks: client.go fetches (bounds, redirects,
-// digests), rfcwalk.go reads the RFC index and its artifacts, treewalk.go
-// the native manifest tree and the sub-agent tree, synced.go is what a
-// client keeps between passes, check.go is Run and the checks no syncing
-// client makes (the legacy index, the agent card, HTTP behaviour), and
-// report.go the report.
 package check
 
 import (
@@ -27,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -107,6 +89,13 @@ func (c *Client) count(n *int) {
 	c.mu.Unlock()
 }
 
+// requests is how many requests the client has made.
+func (c *Client) requests() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.Requests
+}
+
 // entry is the URL of an entry point of the feed.
 func (c *Client) entry(p string) string { return c.Base + p }
 
@@ -154,7 +143,7 @@ func (c *Client) get(ctx context.Context, itemName, u string, as media) ([]byte,
 			Msg: fmt.Sprintf("Content-Encoding %q although the request accepted none (netclaw never decodes)", ce)}
 	}
 	if c.obs != nil {
-		c.obs.response(ctx, c, itemName, req.URL, as, resp, len(body))
+		c.probe(ctx, itemName, req.URL, as, resp, len(body))
 	}
 	return body, nil
 }
@@ -255,4 +244,61 @@ func (c *Client) each(n int, f func(i int)) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// Media types clients read each kind of response as; anything else is a
+// warning.
+var mediaTypes = map[media][]string{
+	mediaJSON:     {"application/json"},
+	mediaEntry:    {"application/json"},
+	mediaMarkdown: {"text/markdown", "text/x-markdown", "text/plain", "application/octet-stream"},
+	mediaZip:      {"application/zip", "application/x-zip-compressed", "application/octet-stream"},
+}
+
+// acceptEncoding is what the skills CLI (Node's fetch) sends.
+const acceptEncoding = "gzip, deflate, br"
+
+// probe checks the HTTP behaviour of one 200 answer to GET asked,
+// whose body had n bytes.
+func (c *Client) probe(ctx context.Context, itemName string, asked *url.URL, as media, resp *http.Response, n int) {
+	u := asked.String()
+	if c.obs.authed && resp.Request != nil && resp.Request.URL.String() != u {
+		c.obs.warn(&Violation{Rule: RuleRedirect, Item: itemName, URL: u, Msg: fmt.Sprintf("redirected to %s: netclaw drops its key on a redirect", resp.Request.URL)})
+	}
+	if want, ok := mediaTypes[as]; ok {
+		ct := resp.Header.Get("Content-Type")
+		mt, _, _ := mime.ParseMediaType(ct)
+		if !slices.Contains(want, mt) && !(want[0] == "application/json" && strings.HasSuffix(mt, "+json")) {
+			c.obs.warn(&Violation{Rule: RuleContentType, Item: itemName, URL: u, Msg: fmt.Sprintf("Content-Type %q, want %s", ct, strings.Join(want, " or "))})
+		}
+	}
+	if as == mediaJSON {
+		return // documents reached by href: GET is enough
+	}
+	// One HEAD probe with the skills CLI's Accept-Encoding: it must answer
+	// like GET, and an artifact must not come compressed.
+	req, err := http.NewRequestWithContext(ctx, http.MethodHead, u, nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	c.count(&c.Requests)
+	hr, err := c.HTTP.Do(req)
+	if err != nil {
+		c.obs.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: "HEAD failed: " + unwrapURLError(err)})
+		return
+	}
+	hr.Body.Close()
+	ce := hr.Header.Get("Content-Encoding")
+	switch {
+	case hr.StatusCode != http.StatusOK:
+		c.obs.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: fmt.Sprintf("HEAD answered %d, GET 200", hr.StatusCode)})
+	case as != mediaEntry && ce != "" && ce != "identity":
+		c.obs.warn(&Violation{Rule: RuleCompression, Item: itemName, URL: u, Msg: fmt.Sprintf("sent with Content-Encoding %q to a client accepting %q: an archive or file decoded in transit fails digest checks", ce, acceptEncoding)})
+	case ce == "" && hr.Header.Get("Content-Length") != "" && hr.Header.Get("Content-Length") != strconv.Itoa(n):
+		c.obs.warn(&Violation{Rule: RuleHead, Item: itemName, URL: u, Msg: fmt.Sprintf("HEAD says Content-Length %s, GET sent %d bytes", hr.Header.Get("Content-Length"), n)})
+	}
 }

@@ -37,7 +37,7 @@ type pageItem struct {
 	Href string `json:"href"`
 }
 
-type identity struct {
+type versionIdentity struct {
 	Kind          string `json:"kind"`
 	Name          string `json:"name"`
 	LatestVersion string `json:"latestVersion"`
@@ -57,7 +57,7 @@ func checkHref(h string) error {
 }
 
 // checkOrder requires versions newest first, in the feed's version order.
-func checkOrder(id identity) error {
+func checkOrder(id versionIdentity) error {
 	got := make([]string, len(id.Versions))
 	for i, v := range id.Versions {
 		got[i] = v.Version
@@ -74,7 +74,7 @@ func checkOrder(id identity) error {
 
 // walkTree follows index -> pages -> items -> identity for one collection
 // and calls visit with each item's identity document.
-func (c *Client) walkTree(ctx context.Context, indexURL, kind string, visit func(name string, id identity) error) error {
+func (c *Client) walkTree(ctx context.Context, indexURL, kind string, visit func(name string, id versionIdentity) error) error {
 	treeName := kind + " tree"
 	var idx treeIndex
 	if err := c.getJSON(ctx, treeName, indexURL, mediaEntry, &idx); err != nil {
@@ -112,13 +112,13 @@ func (c *Client) walkTree(ctx context.Context, indexURL, kind string, visit func
 	return errors.Join(errs...)
 }
 
-func (c *Client) walkItem(ctx context.Context, pageURL, kind string, it pageItem, visit func(name string, id identity) error) error {
+func (c *Client) walkItem(ctx context.Context, pageURL, kind string, it pageItem, visit func(name string, id versionIdentity) error) error {
 	itemName := kind + " " + it.Name
 	if err := checkHref(it.Href); err != nil {
 		return at(err, itemName, pageURL)
 	}
 	iu := c.resolve(it.Href)
-	var id identity
+	var id versionIdentity
 	if err := c.getJSON(ctx, itemName, iu, mediaJSON, &id); err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (c *Client) SyncAgents(ctx context.Context) error {
 	var mu sync.Mutex
 	listed := map[string]bool{}
 	indexURL := c.entry(pathSubagentIndex)
-	err := c.walkTree(ctx, indexURL, "subagent", func(name string, id identity) error {
+	err := c.walkTree(ctx, indexURL, "subagent", func(name string, id versionIdentity) error {
 		mu.Lock()
 		listed[name] = true
 		mu.Unlock()
@@ -297,7 +297,7 @@ func (c *Client) WalkManifest(ctx context.Context, rfc []RFCEntry) error {
 	}
 	var fmu sync.Mutex
 	found := map[string]bool{}
-	err := c.walkTree(ctx, c.resolve(v1["skills"].Href), "skill", func(name string, id identity) error {
+	err := c.walkTree(ctx, c.resolve(v1["skills"].Href), "skill", func(name string, id versionIdentity) error {
 		fmu.Lock()
 		found[name] = true
 		fmu.Unlock()
