@@ -8,8 +8,6 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-const agentExt = ".md"
-
 // agentScanner scans everything that claims one agent name:
 // agents/<name>.md (flat) and agents/<name>/<version>.md (versioned).
 type agentScanner struct {
@@ -135,7 +133,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		s.problem(skill.Errorf(report, skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", st.size, s.lim.MaxFileBytes))
 		return nil
 	}
-	data, digest, err := s.cachedRead(&file{full: rel, st: st}, func() ([]byte, error) { return s.t.readFile(d, e, st.size) })
+	data, digest, err := s.cachedRead(&versionFile{full: rel, st: st}, func() ([]byte, error) { return s.t.readFile(d, e, st.size) })
 	if err != nil {
 		s.problem(openProblem(report, "cannot read", err))
 		return nil

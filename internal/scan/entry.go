@@ -6,35 +6,6 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// Entry is the outcome of scanning one top-level entry of a root: a skill
-// folder, or everything that claims one agent name (agents/<name>.md and
-// agents/<name>/), or one top-level entry that could not be read as
-// either. Scans keep entries, valid or not, so a reload can reuse those
-// that did not change together with their problems.
-type Entry[V item.Version] struct {
-	Item     *item.Item[V] // nil when nothing in it is valid
-	Problems []skill.Problem
-	Gen      uint64 // generation that scanned it
-	// Linked is true when the entry is or holds a symlink: what it
-	// publishes may live in another entry, so a change anywhere can
-	// change it (see catalog.Catalog.Update).
-	Linked bool
-}
-
-// SkillEntry and AgentEntry are the entries of the two roots.
-type (
-	SkillEntry = Entry[*item.SkillVersion]
-	AgentEntry = Entry[*item.AgentVersion]
-)
-
-// Published returns the entry's item; nil for a missing entry too.
-func (e *Entry[V]) Published() *item.Item[V] {
-	if e == nil {
-		return nil
-	}
-	return e.Item
-}
-
 // entryScanner is what the scanners of both roots share: the scan's
 // inputs and the entry being filled.
 type entryScanner[V item.Version] struct {
@@ -52,7 +23,7 @@ func (s *entryScanner[V]) problem(p skill.Problem) { s.cur.Problems = append(s.c
 // scan's entries of the root) and returns the entry, or nil when there is
 // nothing to keep.
 func (s *entryScanner[V]) finish(last map[string]*Entry[V], key string) *Entry[V] {
-	s.cur.keepLastGood(s.scanBase, last, key)
+	s.cur.keepLastGood(s.blobs, s.prev, last, key)
 	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
 		return nil
 	}
@@ -73,6 +44,6 @@ type scanBase struct {
 
 // cachedRead is a fileReader through the entry's cache: a file whose stat
 // is unchanged is not read again.
-func (s *scanBase) cachedRead(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+func (s *scanBase) cachedRead(f *versionFile, read func() ([]byte, error)) ([]byte, content.Digest, error) {
 	return s.ec.file(s.t.report(f.full), f.st, read, s.blobs.Get)
 }

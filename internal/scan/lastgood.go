@@ -3,31 +3,10 @@ package scan
 import (
 	"strings"
 
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
-
-// keepLastGood carries the versions of the previous scan's entry key
-// whose sources failed this scan (see lastGood), with their blobs.
-func (e *Entry[V]) keepLastGood(b scanBase, prev map[string]*Entry[V], key string) {
-	pe := prev[key].Published()
-	if pe == nil {
-		return
-	}
-	var versions []V
-	if e.Item != nil {
-		versions = e.Item.Versions
-	}
-	carried, stale := lastGood(pe.Versions, versions, e.Problems)
-	if len(carried) == 0 {
-		return
-	}
-	for _, v := range carried {
-		carry(b.blobs, b.prev.Store, v)
-	}
-	e.Problems = append(e.Problems, stale...)
-	e.Item = item.New(key, append(versions, carried...))
-}
 
 // failedPaths are the paths of an entry's error problems.
 func failedPaths(ps []skill.Problem) []string {
@@ -79,4 +58,36 @@ func lastGood[V item.Version](prev, cur []V, problems []skill.Problem) (carried 
 		stale = append(stale, staleProblem(info.Source, info.Version, info.Generation))
 	}
 	return carried, stale
+}
+
+// keepLastGood carries the versions of the previous scan's entry key
+// whose sources failed this scan (see lastGood), with their blobs.
+func (e *Entry[V]) keepLastGood(blobs *content.Builder, prevScan *Result, prev map[string]*Entry[V], key string) {
+	pe := prev[key].Published()
+	if pe == nil {
+		return
+	}
+	var versions []V
+	if e.Item != nil {
+		versions = e.Item.Versions
+	}
+	carried, stale := lastGood(pe.Versions, versions, e.Problems)
+	if len(carried) == 0 {
+		return
+	}
+	for _, v := range carried {
+		carry(blobs, prevScan.Store, v)
+	}
+	e.Problems = append(e.Problems, stale...)
+	e.Item = item.New(key, append(versions, carried...))
+}
+
+// carry puts every blob of v that from holds into blobs: a version kept
+// from the previous scan brings its bytes into the new store.
+func carry(blobs *content.Builder, from *content.Store, v interface{ Blobs() []content.Digest }) {
+	for _, d := range v.Blobs() {
+		if b, ok := from.Get(d); ok {
+			blobs.PutDigested(d, b)
+		}
+	}
 }

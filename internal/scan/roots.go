@@ -286,3 +286,5 @@ func runJobs(ctx context.Context, jobs []entryJob, fn func(i int, job entryJob))
 	wg.Wait()
 	return ctx.Err()
 }
+
+const agentExt = ".md"

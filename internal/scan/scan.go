@@ -1,13 +1,15 @@
 // Package scan turns a skills root and an agents root into entries: one
 // per top-level name of a root, each with the item it publishes (if any)
-// and its problems. Run, its Input and its Result are in this file; the
-// rest, by what it holds: the walker (walk*.go: one open handle per
-// folder, symlinks resolved through os.Root), the roots (roots.go: the
-// entry-key rule EntryKey, the plan of what to rescan, the worker pool),
-// an entry and what its scanners share (entry.go), the layout rules
-// (skills.go, agents.go), the per-entry cache that lets a rescan skip
-// unchanged files, parses and archives (cache.go), and the last-good rule
-// that keeps publishing a version whose files fail to scan (lastgood.go).
+// and its problems. Run and its Input are in this file, each file below
+// uses only files below it: the layout rules (skills.go, agents.go), the
+// roots (roots.go: the entry-key rule EntryKey, the plan of what to
+// rescan, the worker pool), what the scanners of an entry share
+// (entry.go), the per-entry cache that lets a rescan skip unchanged
+// files, parses and archives (cache.go), the walker (walk*.go: one open
+// handle per folder, symlinks resolved through os.Root; filestat.go what
+// a stat says), the last-good rule that keeps publishing a version whose
+// files fail to scan (lastgood.go), and at the ground what a scan gives:
+// its Result and Entry (result.go) and its Progress (progress.go).
 // A rescan takes the previous Result (entries and store), never a
 // published snapshot, so scanning does not depend on publishing.
 //
@@ -22,15 +24,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync/atomic"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
 )
-
-// ErrScanFailed wraps the reason a whole scan could not complete; the
-// caller keeps its previous snapshot.
-var ErrScanFailed = errors.New("scan failed")
 
 // Changes names the top-level entries of each root (skills/<name>,
 // agents/<name>.md or agents/<name>/) that may have changed since the
@@ -57,61 +54,6 @@ type Input struct {
 	Cache   *Cache
 	// Progress, if set, counts the entries as they are scanned.
 	Progress *Progress
-}
-
-// Progress counts a scan's top-level entries while it runs, for a log of
-// how far a long scan has got: Total grows as each root is listed, Done
-// as each of its entries is scanned. Any goroutine may read it.
-type Progress struct{ done, total atomic.Int64 }
-
-// Counts returns the entries scanned so far and the entries of the roots
-// listed so far.
-func (p *Progress) Counts() (done, total int64) {
-	return p.done.Load(), p.total.Load()
-}
-
-// Add adds done entries scanned and total entries listed.
-func (p *Progress) Add(done, total int64) {
-	p.done.Add(done)
-	p.total.Add(total)
-}
-
-// Result is one completed scan: every entry of both roots, the items they
-// publish and the content store holding every blob those items serve.
-type Result struct {
-	SkillEntries map[string]*SkillEntry
-	AgentEntries map[string]*AgentEntry
-	Skills       []*item.Skill // sorted by name
-	Agents       []*item.Agent // sorted by name
-	Store        *content.Store
-	// Partial is true when the scan rescanned only RescannedSkills and
-	// RescannedAgents and reused every other entry of Prev.
-	Partial                          bool
-	RescannedSkills, RescannedAgents []string
-	// Rescanned counts entries scanned rather than reused; FileCacheHits
-	// and FileCacheMisses count files taken from the cache and files read.
-	Rescanned                      int
-	FileCacheHits, FileCacheMisses int
-}
-
-// Skill returns the named skill of the scan (a skill's entry key is its
-// name); r may be nil.
-func (r *Result) Skill(name string) (*item.Skill, bool) {
-	if r == nil {
-		return nil, false
-	}
-	sk := r.SkillEntries[name].Published()
-	return sk, sk != nil
-}
-
-// Agent returns the named sub-agent of the scan (an agent's entry key is
-// its name); r may be nil.
-func (r *Result) Agent(name string) (*item.Agent, bool) {
-	if r == nil {
-		return nil, false
-	}
-	a := r.AgentEntries[name].Published()
-	return a, a != nil
 }
 
 // Run scans the roots of in. Problems with individual items are data in
@@ -199,16 +141,6 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	res.Partial = partial
 	res.FileCacheHits, res.FileCacheMisses = int(in.Cache.hits.Load()), int(in.Cache.misses.Load())
 	return res, nil
-}
-
-// carry puts every blob of v that from holds into blobs: a version kept
-// from the previous scan brings its bytes into the new store.
-func carry(blobs *content.Builder, from *content.Store, v interface{ Blobs() []content.Digest }) {
-	for _, d := range v.Blobs() {
-		if b, ok := from.Get(d); ok {
-			blobs.PutDigested(d, b)
-		}
-	}
 }
 
 // DirExists reports whether dir exists and is a directory.

@@ -191,7 +191,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	s.cur.Linked = s.cur.Linked || linked
 	mdPath := s.t.report(path.Join(dir, skill.FileName))
 
-	var md *file
+	var md *versionFile
 	for i := range files {
 		if files[i].rel == skill.FileName && files[i].read {
 			md = &files[i]
@@ -285,7 +285,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 
 // checkResources applies the rules every client needs of an archive's
 // paths and text files, for the files of the version folder dir.
-func (s *skillScanner) checkResources(dir string, files []file) []skill.Problem {
+func (s *skillScanner) checkResources(dir string, files []versionFile) []skill.Problem {
 	var ps []skill.Problem
 	// Every file path and every folder above one, by foldName: a file
 	// "notes" and a folder "Notes/" collide on a case-insensitive

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -79,21 +78,6 @@ func (t *treeRoot) report(p string) string {
 }
 
 func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
-
-// stat is what one stat call says of a file or folder.
-type stat struct {
-	mode     fs.FileMode
-	size     int64
-	modTime  time.Time
-	dev, ino uint64
-}
-
-func (s stat) isDir() bool          { return s.mode.IsDir() }
-func (s stat) isRegular() bool      { return s.mode.IsRegular() }
-func (s stat) isSymlink() bool      { return s.mode&fs.ModeSymlink != 0 }
-func (s stat) sameFile(o stat) bool { return s.ino != 0 && s.dev == o.dev && s.ino == o.ino }
-func (s stat) executable() bool     { return s.mode&0o111 != 0 }
-func (s stat) modNanos() int64      { return s.modTime.UnixNano() }
 
 // dir is an open folder of the root.
 type dir struct {
@@ -235,28 +219,6 @@ func (t *treeRoot) openInRoot(p string, flags int, want fs.FileMode) (*os.File, 
 	return f, nil
 }
 
-// fileTypeError is what an open found when the name had become another
-// kind of file since its stat.
-type fileTypeError struct {
-	mode fs.FileMode // what was opened
-	want fs.FileMode // fs.ModeDir, or 0 for a regular file
-}
-
-func (e *fileTypeError) Error() string {
-	if e.want == fs.ModeDir {
-		return fileKind(e.mode) + " is not a folder"
-	}
-	return fileKind(e.mode) + " is not a regular file"
-}
-
-// checkOpened refuses an opened file whose type is not want.
-func checkOpened(mode, want fs.FileMode) error {
-	if mode.Type() != want {
-		return &fileTypeError{mode: mode, want: want}
-	}
-	return nil
-}
-
 // openProblem is the problem of a file or folder that could not be
 // opened or read; what says which ("cannot read").
 func openProblem(report, what string, err error) skill.Problem {
@@ -319,8 +281,8 @@ func (t *treeRoot) findFile(d *dir, entries []entry, name string) (e entry, foun
 	return e, true, nil
 }
 
-// file is one regular file found under a version folder.
-type file struct {
+// versionFile is one regular versionFile found under a version folder.
+type versionFile struct {
 	rel    string // relative to the version folder
 	full   string // relative to the root
 	st     stat   // of the file itself, symlinks resolved
@@ -331,7 +293,7 @@ type file struct {
 
 // fileReader returns a file's bytes and digest; read reads them from
 // disk, for a reader that has no copy.
-type fileReader func(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error)
+type fileReader func(f *versionFile, read func() ([]byte, error)) ([]byte, content.Digest, error)
 
 // listFiles walks the version folder v (whose own stat is vst and whose
 // entries are listed) and returns every regular, non-hidden file below
@@ -341,7 +303,7 @@ type fileReader func(f *file, read func() ([]byte, error)) ([]byte, content.Dige
 // walk holds one handle per level of nesting; once the walk has found an
 // error (a problem, or a limit exceeded) it reads nothing more, since the
 // version will not be published.
-func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get fileReader) (files []file, ps []skill.Problem, linked bool) {
+func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get fileReader) (files []versionFile, ps []skill.Problem, linked bool) {
 	var total int64
 	maxDepth := lim.MaxFolderDepth
 	failed := func() bool {
@@ -389,7 +351,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 					continue
 				}
 				total += st.size
-				files = append(files, file{rel: childRel, full: childFull, st: st})
+				files = append(files, versionFile{rel: childRel, full: childFull, st: st})
 				if failed() {
 					continue
 				}
@@ -408,7 +370,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 	walk(v, ".", entries, []stat{vst})
 	// Walk order puts "a/x.md" before "a-b.md"; published lists and the
 	// archive use byte order of the whole path.
-	slices.SortFunc(files, func(a, b file) int { return strings.Compare(a.rel, b.rel) })
+	slices.SortFunc(files, func(a, b versionFile) int { return strings.Compare(a.rel, b.rel) })
 	if lim.MaxFiles > 0 && len(files) > lim.MaxFiles {
 		ps = append(ps, skill.Errorf(t.report(v.path), skill.RuleLimit, "version holds %d files; the limit is %d (max_files)", len(files), lim.MaxFiles))
 	}
@@ -437,23 +399,6 @@ func symlinkProblem(err error) string {
 		return "symlink loop; remove the link"
 	default:
 		return fmt.Sprintf("symlink points outside the root (%s); copy the file into the tree instead", describeErr(err))
-	}
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a folder"
-	case m.IsRegular():
-		return "a regular file"
-	default:
-		return "a special file"
 	}
 }
 

@@ -289,14 +289,14 @@ func TestOpenRefusesAFIFOSwappedIn(t *testing.T) {
 				}
 				tr, d, st, entries := openSkillFolder(t, root, "s")
 				fifo := filepath.Join(root, tt.swap)
-				get := func(f *file, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+				get := func(f *versionFile, read func() ([]byte, error)) ([]byte, content.Digest, error) {
 					if f.rel == "ref.md" {
 						swapForFIFO(t, fifo)
 					}
 					b, err := read()
 					return b, content.Sum(b), err
 				}
-				var files []file
+				var files []versionFile
 				var ps []skill.Problem
 				mustReturn(t, []string{fifo}, func() { files, ps, _ = tr.listFiles(d, st, entries, Limits{}, get) })
 				want := tr.report(tt.report)

@@ -3,7 +3,6 @@
 package scan
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -13,15 +12,7 @@ import (
 )
 
 // The system calls of a scan, relative to an open folder. Each retries on
-// EINTR, which a signal can cause on network and FUSE filesystems.
-
-func retry(call func() error) error {
-	for {
-		if err := call(); !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
-}
+// EINTR (retry_unix.go).
 
 // handle is an open folder's descriptor.
 type handle = int
