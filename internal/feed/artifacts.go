@@ -9,36 +9,6 @@ import (
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
-// An ArtifactFile is one file a view publishes at its content-addressed
-// path (ArtifactPath): a version's SKILL.md or archive.zip, the SKILL.md
-// or a resource of an archive version, or a sub-agent version's agent.md.
-type ArtifactFile struct {
-	Digest content.Digest
-	// Name is the file's name in its URL: SKILL.md, archive.zip, agent.md
-	// or a resource's slash path.
-	Name string
-	// Install names the skill a download of this file installs (its
-	// SKILL.md or archive.zip); "" for resources and agent files.
-	Install string
-}
-
-// Path is where the file is published.
-func (a ArtifactFile) Path() string { return ArtifactPath(a.Digest, a.Name) }
-
-// ContentType is the file's media type.
-func (a ArtifactFile) ContentType() string { return ContentType(a.Name) }
-
-type artifactFiles struct {
-	list   []ArtifactFile // sorted by path
-	byFile map[artifactKey]int
-}
-
-// artifactKey is what an artifact path names: its bytes and its name.
-type artifactKey struct {
-	d    content.Digest
-	name string
-}
-
 // ArtifactFiles lists every file of every version the view holds, each
 // once, sorted by path: the artifact of each skill version (archive.zip,
 // or SKILL.md for a lone SKILL.md), the SKILL.md and the resources of
@@ -128,6 +98,3 @@ func (f *Feed) LatestFiles() []LatestFile {
 	slices.SortFunc(out, func(a, b LatestFile) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
-
-// AgentArtifactType is the artifact type of every sub-agent version.
-const AgentArtifactType = agentType

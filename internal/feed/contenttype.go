@@ -59,3 +59,6 @@ func ContentType(p string) string {
 	}
 	return "application/octet-stream"
 }
+
+// AgentArtifactType is the artifact type of every sub-agent version.
+const AgentArtifactType = "agent-md"

@@ -1,10 +1,16 @@
 // Package feed owns every document the server publishes and every path
-// in them: the URL space (paths.go), the table of document kinds and how
-// each is rendered (kinds.go), the one JSON encoder, and the documents of
-// one view of the catalogue, rendered once and spliced per base URL
-// (documents.go, doccache.go). The documents themselves are rendered in
-// rfc.go (the RFC index), tree.go (the native tree), readapi.go (the read
-// API, the agent card, the legacy index), apicatalog.go and find.go.
+// in them. Each file uses only files below it. From the top: a view's
+// documents, rendered once and spliced per base URL (documents.go); the
+// table of document kinds and how each is rendered (kinds.go); the
+// renderers: the read API, the agent card and the legacy and scoped
+// indexes (readapi.go), search (find.go), the API catalogue
+// (apicatalog.go), the native tree (tree.go), the RFC index (rfc.go),
+// the artifact tables (artifacts.go), the views (view.go) and where each
+// version came from (origin.go); the Feed and everything it holds
+// (feed.go); the per-view and shared document caches (doccache.go); the
+// URL space (paths.go); and at the ground the document kinds and keys
+// (dockind.go), the one JSON encoder and the encoded Document
+// (encoding.go), and the content-type table (contenttype.go).
 //
 // It renders from a Source, a read-only view of published items; it must
 // not import internal/catalog (which builds a Feed for each snapshot),
@@ -18,6 +24,8 @@ import (
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
+	"github.com/skillserver/skillserver/internal/provenance"
+	"github.com/skillserver/skillserver/internal/search"
 )
 
 // Source looks up the items of the view a Feed renders.
@@ -118,24 +126,9 @@ func (f *Feed) Agent(name string) (*item.Agent, bool) {
 	return f.src.Agent(name)
 }
 
-// Bytes is what the feed's own documents and templates hold (documents in
-// the shared cache are counted there).
-func (f *Feed) Bytes() int64 { return f.docs.bytes.Load() + f.viewBytes() }
-
 // Release drops what the shared document cache holds for this feed and
 // its views (which share its generation), which nothing serves any more.
 func (f *Feed) Release() { f.docs.shared.drop(f.Generation) }
-
-// tree returns the native-tree view of skills or agents, built once per
-// snapshot when a tree document is first asked for (a reload does not
-// pay for it).
-func (f *Feed) tree(agents bool) *collection {
-	f.trees.Do(func() { f.skillTree, f.agentTree = f.skillCollection(), f.agentCollection() })
-	if agents {
-		return &f.agentTree
-	}
-	return &f.skillTree
-}
 
 // Prefix is the path prefix of every root-relative href of the view ("",
 // or /t/<token> for a path token).
@@ -143,3 +136,90 @@ func (f *Feed) Prefix() string { return f.prefix }
 
 // Server describes the server the view is published by.
 func (f *Feed) Server() ServerInfo { return f.server }
+
+// ServerInfo describes the server in documents that speak for it (the
+// agent card).
+type ServerInfo struct {
+	Name        string // lower-hyphen-case
+	Description string
+	Version     string // the binary's version
+}
+
+// searchIndexes are built on the first search of a snapshot, once.
+type searchIndexes struct {
+	once          sync.Once
+	skills, agent *search.Index
+}
+
+// Origins are the git checkouts the skills and sub-agents roots were read
+// from; nil when provenance is off or a root is in no checkout.
+type Origins struct {
+	Skills, Agents *provenance.Source
+}
+
+// collection is what the tree needs of skills or sub-agents.
+type collection struct {
+	kind   item.Kind
+	prefix string // of every href (Feed.prefix)
+	// the kinds of its index, pages, identities and versions
+	indexKind, pageKind, identityKind, versionKind DocKind
+	items                                          []collectionItem
+	byName                                         map[string]int
+}
+
+type collectionItem struct {
+	name     string
+	latest   string
+	versions []collectionVersion // newest first
+}
+
+type collectionVersion struct {
+	version     string
+	publishedAt string
+	digest      string
+	source      *provenance.Source
+}
+
+type viewKey struct {
+	scope, prefix string
+	static, api   bool
+	apiBase       string
+}
+
+type views struct {
+	mu sync.Mutex
+	m  map[viewKey]*Feed
+}
+
+// Allows reports whether the view holds items named name.
+func (f *Feed) Allows(name string) bool { return f.allow == nil || f.allow(name) }
+
+// An ArtifactFile is one file a view publishes at its content-addressed
+// path (ArtifactPath): a version's SKILL.md or archive.zip, the SKILL.md
+// or a resource of an archive version, or a sub-agent version's agent.md.
+type ArtifactFile struct {
+	Digest content.Digest
+	// Name is the file's name in its URL: SKILL.md, archive.zip, agent.md
+	// or a resource's slash path.
+	Name string
+	// Install names the skill a download of this file installs (its
+	// SKILL.md or archive.zip); "" for resources and agent files.
+	Install string
+}
+
+// Path is where the file is published.
+func (a ArtifactFile) Path() string { return ArtifactPath(a.Digest, a.Name) }
+
+// ContentType is the file's media type.
+func (a ArtifactFile) ContentType() string { return ContentType(a.Name) }
+
+type artifactFiles struct {
+	list   []ArtifactFile // sorted by path
+	byFile map[artifactKey]int
+}
+
+// artifactKey is what an artifact path names: its bytes and its name.
+type artifactKey struct {
+	d    content.Digest
+	name string
+}

@@ -1,32 +1,5 @@
 package feed
 
-// DocKind names a JSON document the feed publishes. Where each kind lives
-// is in paths.go; how it is made, in kinds below.
-type DocKind int
-
-// Document kinds.
-const (
-	DocRFCIndex DocKind = iota + 1
-	DocManifest
-	DocSkillIndex
-	DocSkillPage
-	DocSkill
-	DocSkillVersion
-	DocSubagentIndex
-	DocSubagentPage
-	DocSubagent
-	DocSubagentVersion
-	DocAPISkill
-	DocAPISkillVersion
-	DocAPISkillResources
-	DocAPISubagent
-	DocAPISubagentVersion
-	DocAgentCard
-	DocLegacyIndex
-	DocScopedIndex
-	docKinds // one past the last
-)
-
 // kindInfo says how documents of one kind are made.
 type kindInfo struct {
 	// absolute documents hold absolute URLs, and so depend on the
@@ -52,25 +25,25 @@ type kindInfo struct {
 
 var kinds = [docKinds]kindInfo{
 	DocRFCIndex: {absolute: true, render: func(f *Feed, base string, _ DocKey) (any, bool) { return f.rfcIndex(base), true }},
-	DocManifest: {render: func(f *Feed, _ string, _ DocKey) (any, bool) { return f.manifest(), true }},
+	DocManifest: {render: func(f *Feed, _ string, _ DocKey) (any, bool) { return f.nativeManifest(), true }},
 	DocSkillIndex: {render: func(f *Feed, _ string, _ DocKey) (any, bool) {
-		return f.tree(false).index(f.pageSize), true
+		return f.tree(false).indexDoc(f.pageSize), true
 	}},
 	DocSkillPage: {retainable: true, identity: DocSkill, render: func(f *Feed, _ string, k DocKey) (any, bool) {
-		return f.tree(false).page(f.pageSize, k.Page)
+		return f.tree(false).pageDoc(f.pageSize, k.Page)
 	}},
-	DocSkill: {retainable: true, render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.tree(false).identity(k.Name) }},
+	DocSkill: {retainable: true, render: func(f *Feed, _ string, k DocKey) (any, bool) { return f.tree(false).itemIdentity(k.Name) }},
 	DocSkillVersion: {absolute: true, retainable: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
 		return f.skillVersionDoc(base, k.Name, k.Version)
 	}},
 	DocSubagentIndex: {agentTree: true, render: func(f *Feed, _ string, _ DocKey) (any, bool) {
-		return f.tree(true).index(f.pageSize), true
+		return f.tree(true).indexDoc(f.pageSize), true
 	}},
 	DocSubagentPage: {retainable: true, agentTree: true, identity: DocSubagent, render: func(f *Feed, _ string, k DocKey) (any, bool) {
-		return f.tree(true).page(f.pageSize, k.Page)
+		return f.tree(true).pageDoc(f.pageSize, k.Page)
 	}},
 	DocSubagent: {retainable: true, agentTree: true, render: func(f *Feed, _ string, k DocKey) (any, bool) {
-		return f.tree(true).identity(k.Name)
+		return f.tree(true).itemIdentity(k.Name)
 	}},
 	DocSubagentVersion: {absolute: true, retainable: true, agentTree: true, render: func(f *Feed, base string, k DocKey) (any, bool) {
 		return f.agentVersionDoc(base, k.Name, k.Version)
@@ -121,7 +94,7 @@ func (f *Feed) StaticKeys() []DocKey {
 		case len(params) == 0:
 			out = append(out, DocKey{Kind: k})
 		case params[0] == "page":
-			for _, p := range f.tree(agents).pages(f.pageSize) {
+			for _, p := range f.tree(agents).pageList(f.pageSize) {
 				out = append(out, DocKey{Kind: k, Page: p.name})
 			}
 		case len(params) == 1:
@@ -145,10 +118,6 @@ func (k DocKind) Retainable() bool { return k.valid() && kinds[k].retainable }
 
 // absolute reports whether documents of kind k depend on the base URL.
 func (k DocKind) absolute() bool { return k.valid() && kinds[k].absolute }
-
-// valid reports whether k is a kind of the table, which every lookup by
-// kind checks first: a DocKey made by hand may hold any number.
-func (k DocKind) valid() bool { return k > 0 && k < docKinds }
 
 // KeyOf returns the key of the document of kind k at a path one of k's
 // patterns matched, given the values of the pattern's parameters; ok is

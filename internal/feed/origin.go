@@ -8,12 +8,6 @@ import (
 	"github.com/skillserver/skillserver/internal/provenance"
 )
 
-// Origins are the git checkouts the skills and sub-agents roots were read
-// from; nil when provenance is off or a root is in no checkout.
-type Origins struct {
-	Skills, Agents *provenance.Source
-}
-
 // provenanceExtensionURI names the agent card's extension that carries
 // the skills' source (docs/http-api.md, "Provenance").
 const provenanceExtensionURI = "https://github.com/skillserver/skillserver/blob/main/docs/http-api.md#provenance"
@@ -25,7 +19,7 @@ const provenanceExtensionURI = "https://github.com/skillserver/skillserver/blob/
 // declare metadata.published, so replicas of one commit agree; else it is
 // the version's own (metadata.published, or the files' modification time).
 func origin(checkout *provenance.Source, v *item.VersionInfo) (*provenance.Source, string) {
-	published := publishedAt(checkout, v)
+	published := publishedTime(checkout, v)
 	if checkout == nil {
 		return nil, published.Format(time.RFC3339)
 	}
@@ -33,8 +27,8 @@ func origin(checkout *provenance.Source, v *item.VersionInfo) (*provenance.Sourc
 	return src, published.UTC().Format(time.RFC3339)
 }
 
-// publishedAt is v's published time, as origin says.
-func publishedAt(checkout *provenance.Source, v *item.VersionInfo) time.Time {
+// publishedTime is v's published time, as origin says.
+func publishedTime(checkout *provenance.Source, v *item.VersionInfo) time.Time {
 	if checkout != nil && !v.PublishedDeclared && !checkout.Time.IsZero() {
 		return checkout.Time
 	}
@@ -45,7 +39,11 @@ func publishedAt(checkout *provenance.Source, v *item.VersionInfo) time.Time {
 // or sub-agent's version as every document of the feed gives it: the
 // commit's time in a git checkout, unless the version declares
 // metadata.published.
-func (f *Feed) SkillPublished(v *item.VersionInfo) time.Time { return publishedAt(f.origins.Skills, v) }
+func (f *Feed) SkillPublished(v *item.VersionInfo) time.Time {
+	return publishedTime(f.origins.Skills, v)
+}
 
 // AgentPublished: see SkillPublished.
-func (f *Feed) AgentPublished(v *item.VersionInfo) time.Time { return publishedAt(f.origins.Agents, v) }
+func (f *Feed) AgentPublished(v *item.VersionInfo) time.Time {
+	return publishedTime(f.origins.Agents, v)
+}

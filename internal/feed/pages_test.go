@@ -23,7 +23,7 @@ func TestEmptySearchIsTheIndexOrder(t *testing.T) {
 	for _, h := range f.SearchSkills("") {
 		got = append(got, h.Name)
 	}
-	for _, i := range f.indexes().skills.Search("") {
+	for _, i := range f.indexed().skills.Search("") {
 		want = append(want, f.Skills[i].Name)
 	}
 	if !slices.Equal(got, want) || len(got) != 6 {

@@ -2,7 +2,6 @@ package feed
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
@@ -15,14 +14,6 @@ import (
 // and the one-skill scoped index. Item documents go through the same
 // per-snapshot document cache as the feeds; search results depend on the
 // query and are encoded per request by the caller.
-
-// ServerInfo describes the server in documents that speak for it (the
-// agent card).
-type ServerInfo struct {
-	Name        string // lower-hyphen-case
-	Description string
-	Version     string // the binary's version
-}
 
 // Summary is one search result.
 type Summary struct {
@@ -73,13 +64,7 @@ type apiResource struct {
 	URL      string `json:"url"`
 }
 
-// searchIndexes are built on the first search of a snapshot, once.
-type searchIndexes struct {
-	once          sync.Once
-	skills, agent *search.Index
-}
-
-func (f *Feed) indexes() *searchIndexes {
+func (f *Feed) indexed() *searchIndexes {
 	f.search.once.Do(func() {
 		f.search.skills, f.search.agent = searchIndex(f.Skills), searchIndex(f.Agents)
 	})
@@ -98,23 +83,23 @@ func searchIndex[V item.Version](items []*item.Item[V]) *search.Index {
 // SearchSkills ranks skills for q (all, by name, when q is empty).
 func (f *Feed) SearchSkills(q string) []Summary {
 	if strings.TrimSpace(q) == "" {
-		return summaries(f.prefix, byName(f.Skills), DocAPISkill, f.Skills)
+		return summaries(f.prefix, nameOrder(f.Skills), DocAPISkill, f.Skills)
 	}
-	return summaries(f.prefix, f.indexes().skills.Search(q), DocAPISkill, f.Skills)
+	return summaries(f.prefix, f.indexed().skills.Search(q), DocAPISkill, f.Skills)
 }
 
 // SearchAgents ranks sub-agents for q.
 func (f *Feed) SearchAgents(q string) []Summary {
 	if strings.TrimSpace(q) == "" {
-		return summaries(f.prefix, byName(f.Agents), DocAPISubagent, f.Agents)
+		return summaries(f.prefix, nameOrder(f.Agents), DocAPISubagent, f.Agents)
 	}
-	return summaries(f.prefix, f.indexes().agent.Search(q), DocAPISubagent, f.Agents)
+	return summaries(f.prefix, f.indexed().agent.Search(q), DocAPISubagent, f.Agents)
 }
 
-// byName is every item in the order an empty query ranks them, by name:
+// nameOrder is every item in the order an empty query ranks them, by name:
 // the order the items already have, so listing them builds no index
 // (the first listing of 10,000 skills took 0.6 s for it).
-func byName[V item.Version](items []*item.Item[V]) []int {
+func nameOrder[V item.Version](items []*item.Item[V]) []int {
 	all := make([]int, len(items))
 	for i := range all {
 		all[i] = i
@@ -148,11 +133,8 @@ func (f *Feed) apiAgent(name string) (apiItem, bool) {
 	if !ok {
 		return apiItem{}, false
 	}
-	return apiItemOf(f.prefix, a, f.origins.Agents, DocAPISubagentVersion, func(*item.AgentVersion) string { return agentType }), true
+	return apiItemOf(f.prefix, a, f.origins.Agents, DocAPISubagentVersion, func(*item.AgentVersion) string { return AgentArtifactType }), true
 }
-
-// agentType is the artifact type of every sub-agent version.
-const agentType = "agent-md"
 
 // apiItemOf is the read API's document of it, linking to its versions'
 // documents of kind versionKind; typ says a version's artifact type.
@@ -218,7 +200,7 @@ func (f *Feed) apiAgentVersion(base, name, version string) (apiVersion, bool) {
 		}
 	}
 	src, published := origin(f.origins.Agents, &v.VersionInfo)
-	return apiVersion{Name: v.Name, Version: v.Version, Type: agentType, Description: v.Description,
+	return apiVersion{Name: v.Name, Version: v.Version, Type: AgentArtifactType, Description: v.Description,
 		Digest: v.Digest.String(), URL: AgentURL(base, v), PublishedAt: published, Source: src,
 		Latest: a.Latest == v, Metadata: v.Metadata}, true
 }

@@ -17,12 +17,12 @@ const ManifestSchema = "https://schemas.netclaw.dev/skillserver/manifest/0.1.0"
 // AllPage names the single page of a collection that fits on one page.
 const AllPage = "all"
 
-type link struct {
+type hrefLink struct {
 	Href string `json:"href"`
 }
 
 type selfLinks struct {
-	Self link `json:"self"`
+	Self hrefLink `json:"self"`
 }
 
 type manifestDoc struct {
@@ -32,11 +32,11 @@ type manifestDoc struct {
 }
 
 type manifestV1 struct {
-	Self           link  `json:"self"`
-	Skills         link  `json:"skills"`
-	Subagents      *link `json:"subagents,omitempty"`
-	SkillSearch    *link `json:"skillSearch,omitempty"`
-	SubagentSearch *link `json:"subagentSearch,omitempty"`
+	Self           hrefLink  `json:"self"`
+	Skills         hrefLink  `json:"skills"`
+	Subagents      *hrefLink `json:"subagents,omitempty"`
+	SkillSearch    *hrefLink `json:"skillSearch,omitempty"`
+	SubagentSearch *hrefLink `json:"subagentSearch,omitempty"`
 }
 
 type treeIndexDoc struct {
@@ -111,29 +111,6 @@ type subagentVersionDoc struct {
 	Links       selfLinks          `json:"links"`
 }
 
-// collection is what the tree needs of skills or sub-agents.
-type collection struct {
-	kind   item.Kind
-	prefix string // of every href (Feed.prefix)
-	// the kinds of its index, pages, identities and versions
-	indexKind, pageKind, identityKind, versionKind DocKind
-	items                                          []collectionItem
-	byName                                         map[string]int
-}
-
-type collectionItem struct {
-	name     string
-	latest   string
-	versions []collectionVersion // newest first
-}
-
-type collectionVersion struct {
-	version     string
-	publishedAt string
-	digest      string
-	source      *provenance.Source
-}
-
 // collectionOf is the native-tree view of items read from checkout; c
 // names its kinds.
 func collectionOf[V item.Version](c collection, items []*item.Item[V], checkout *provenance.Source) collection {
@@ -158,25 +135,25 @@ func (f *Feed) agentCollection() collection {
 	return collectionOf(collection{kind: item.KindSubagent, prefix: f.prefix, indexKind: DocSubagentIndex, pageKind: DocSubagentPage, identityKind: DocSubagent, versionKind: DocSubagentVersion}, f.Agents, f.origins.Agents)
 }
 
-// page is one server-owned page of a collection.
-type page struct {
+// pageSpan is one server-owned pageSpan of a collection.
+type pageSpan struct {
 	name       string
 	rangeLabel string
 	lo, hi     int // items[lo:hi]
 }
 
-// pages splits n items into pages of at most size: one page named "all"
-// while everything fits, else pages "1", "2", ... labelled by the first
+// pageList splits n items into pageList of at most size: one page named "all"
+// while everything fits, else pageList "1", "2", ... labelled by the first
 // and last name they hold.
-func (c collection) pages(size int) []page {
+func (c collection) pageList(size int) []pageSpan {
 	n := len(c.items)
 	if size <= 0 || n <= size {
-		return []page{{name: AllPage, rangeLabel: AllPage, lo: 0, hi: n}}
+		return []pageSpan{{name: AllPage, rangeLabel: AllPage, lo: 0, hi: n}}
 	}
-	var out []page
+	var out []pageSpan
 	for lo := 0; lo < n; lo += size {
 		hi := min(lo+size, n)
-		out = append(out, page{
+		out = append(out, pageSpan{
 			name:       strconv.Itoa(len(out) + 1),
 			rangeLabel: c.items[lo].name + ".." + c.items[hi-1].name,
 			lo:         lo, hi: hi,
@@ -185,21 +162,21 @@ func (c collection) pages(size int) []page {
 	return out
 }
 
-func (c collection) index(size int) treeIndexDoc {
-	d := treeIndexDoc{Kind: c.kind.String() + "-index", Links: selfLinks{link{c.prefix + DocKey{Kind: c.indexKind}.Path()}}}
-	for _, p := range c.pages(size) {
+func (c collection) indexDoc(size int) treeIndexDoc {
+	d := treeIndexDoc{Kind: c.kind.String() + "-index", Links: selfLinks{hrefLink{c.prefix + DocKey{Kind: c.indexKind}.Path()}}}
+	for _, p := range c.pageList(size) {
 		d.Pages = append(d.Pages, pageRef{Range: p.rangeLabel, Href: c.prefix + DocKey{Kind: c.pageKind, Page: p.name}.Path()})
 	}
 	return d
 }
 
-func (c collection) page(size int, name string) (treePageDoc, bool) {
-	for _, p := range c.pages(size) {
+func (c collection) pageDoc(size int, name string) (treePageDoc, bool) {
+	for _, p := range c.pageList(size) {
 		if p.name != name {
 			continue
 		}
 		d := treePageDoc{Kind: c.kind.String() + "-page", Range: p.rangeLabel, Items: make([]treeItem, 0, p.hi-p.lo),
-			Links: selfLinks{link{c.prefix + DocKey{Kind: c.pageKind, Page: p.name}.Path()}}}
+			Links: selfLinks{hrefLink{c.prefix + DocKey{Kind: c.pageKind, Page: p.name}.Path()}}}
 		for _, it := range c.items[p.lo:p.hi] {
 			d.Items = append(d.Items, treeItem{
 				Name:          it.name,
@@ -217,14 +194,14 @@ func (c collection) page(size int, name string) (treePageDoc, bool) {
 	return treePageDoc{}, false
 }
 
-func (c collection) identity(name string) (identityDoc, bool) {
+func (c collection) itemIdentity(name string) (identityDoc, bool) {
 	i, ok := c.byName[name]
 	if !ok {
 		return identityDoc{}, false
 	}
 	it := c.items[i]
 	d := identityDoc{Kind: c.kind.String(), Name: it.name, LatestVersion: it.latest,
-		Links: selfLinks{link{c.prefix + DocKey{Kind: c.identityKind, Name: it.name}.Path()}}}
+		Links: selfLinks{hrefLink{c.prefix + DocKey{Kind: c.identityKind, Name: it.name}.Path()}}}
 	for _, v := range it.versions {
 		d.Versions = append(d.Versions, versionRef{
 			Version:     v.version,
@@ -237,20 +214,20 @@ func (c collection) identity(name string) (identityDoc, bool) {
 	return d, true
 }
 
-func (f *Feed) manifest() manifestDoc {
+func (f *Feed) nativeManifest() manifestDoc {
 	v1 := manifestV1{
-		Self:   link{f.href(DocKey{Kind: DocManifest})},
-		Skills: link{f.href(DocKey{Kind: DocSkillIndex})},
+		Self:   hrefLink{f.href(DocKey{Kind: DocManifest})},
+		Skills: hrefLink{f.href(DocKey{Kind: DocSkillIndex})},
 	}
 	if href, ok := f.apiLink(PathSkillSearch); ok {
-		v1.SkillSearch = &link{href}
+		v1.SkillSearch = &hrefLink{href}
 	}
 	// Every advertised href answers 200: without a sub-agent source, both
 	// sub-agent links would be 404s.
 	if f.AgentsConfigured {
-		v1.Subagents = &link{f.href(DocKey{Kind: DocSubagentIndex})}
+		v1.Subagents = &hrefLink{f.href(DocKey{Kind: DocSubagentIndex})}
 		if href, ok := f.apiLink(PathSubagentSearch); ok {
-			v1.SubagentSearch = &link{href}
+			v1.SubagentSearch = &hrefLink{href}
 		}
 	}
 	return manifestDoc{Schema: ManifestSchema, APIVersion: "v1", Versions: map[string]manifestV1{"v1": v1}}
@@ -267,7 +244,7 @@ func (f *Feed) skillVersionDoc(base, name, version string) (skillVersionDoc, boo
 	}
 	src, _ := origin(f.origins.Skills, &v.VersionInfo)
 	d := skillVersionDoc{Kind: "skill-version", Artifact: rfcEntryOf(base, v, false), Source: src,
-		Links: selfLinks{link{f.href(DocKey{Kind: DocSkillVersion, Name: name, Version: version})}}}
+		Links: selfLinks{hrefLink{f.href(DocKey{Kind: DocSkillVersion, Name: name, Version: version})}}}
 	if v.Subagent != "" {
 		if _, ok := f.Agent(v.Subagent); ok {
 			d.RoutesToSubagent = &subagentRoute{Name: v.Subagent, Href: f.href(DocKey{Kind: DocSubagent, Name: v.Subagent})}
@@ -287,8 +264,19 @@ func (f *Feed) agentVersionDoc(base, name, version string) (subagentVersionDoc, 
 	}
 	src, _ := origin(f.origins.Agents, &v.VersionInfo)
 	return subagentVersionDoc{
-		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: agentType,
+		Kind: "subagent-version", Name: v.Name, Version: v.Version, Type: AgentArtifactType,
 		Description: v.Description, URL: AgentURL(base, v), Digest: v.Digest.String(), Source: src,
-		Links: selfLinks{link{f.href(DocKey{Kind: DocSubagentVersion, Name: name, Version: version})}},
+		Links: selfLinks{hrefLink{f.href(DocKey{Kind: DocSubagentVersion, Name: name, Version: version})}},
 	}, true
+}
+
+// tree returns the native-tree view of skills or agents, built once per
+// snapshot when a tree document is first asked for (a reload does not
+// pay for it).
+func (f *Feed) tree(agents bool) *collection {
+	f.trees.Do(func() { f.skillTree, f.agentTree = f.skillCollection(), f.agentCollection() })
+	if agents {
+		return &f.agentTree
+	}
+	return &f.skillTree
 }

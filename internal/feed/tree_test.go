@@ -22,13 +22,13 @@ func TestPagination(t *testing.T) {
 	}
 	for _, tt := range tests {
 		snap := scanTree(t, Tree{SkillsDir: root, PageSize: tt.size})
-		idx := snap.tree(false).index(snap.pageSize)
+		idx := snap.tree(false).indexDoc(snap.pageSize)
 		var names []string
 		total := 0
 		for _, p := range idx.Pages {
 			name := strings.TrimSuffix(strings.TrimPrefix(p.Href, "/skills/v1/pages/"), ".json")
 			names = append(names, name)
-			page, ok := snap.tree(false).page(snap.pageSize, name)
+			page, ok := snap.tree(false).pageDoc(snap.pageSize, name)
 			if !ok || page.Range != p.Range {
 				t.Fatalf("size %d: page %s missing or range %q != %q", tt.size, name, page.Range, p.Range)
 			}

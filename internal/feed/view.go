@@ -2,7 +2,6 @@ package feed
 
 import (
 	"strconv"
-	"sync"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
@@ -14,17 +13,6 @@ import (
 // snapshot for each distinct scope and prefix: the views of a snapshot
 // are bounded by the read tokens the operator configured, never by
 // requests.
-
-type viewKey struct {
-	scope, prefix string
-	static, api   bool
-	apiBase       string
-}
-
-type views struct {
-	mu sync.Mutex
-	m  map[viewKey]*Feed
-}
 
 // View returns the view of s for readers who see the items allow lets
 // through (scope names that set: equal scopes must allow the same names;
@@ -96,9 +84,6 @@ func allowed[V item.Version](items []*item.Item[V], allow func(string) bool) []*
 	return out
 }
 
-// Allows reports whether the view holds items named name.
-func (f *Feed) Allows(name string) bool { return f.allow == nil || f.allow(name) }
-
 // Scoped reports whether the view holds only some items.
 func (f *Feed) Scoped() bool { return f.allow != nil }
 
@@ -139,3 +124,7 @@ func (f *Feed) viewBytes() int64 {
 
 // href is the root-relative href of the document k in this view.
 func (f *Feed) href(k DocKey) string { return f.prefix + k.Path() }
+
+// Bytes is what the feed's own documents and templates hold (documents in
+// the shared cache are counted there).
+func (f *Feed) Bytes() int64 { return f.docs.bytes.Load() + f.viewBytes() }
