@@ -151,7 +151,7 @@ func TestWeakTokensRefusedAtStart(t *testing.T) {
 			defer cancel()
 			ctx = context.WithValue(ctx, readyKey{}, func(string) { cancel() })
 			var stderr fixture.SyncBuffer
-			code := run(ctx, args, func(k string) string { return tc.env[k] }, io.Discard, &stderr)
+			code := runMain(ctx, args, func(k string) string { return tc.env[k] }, io.Discard, &stderr)
 			if code == 0 {
 				t.Fatalf("started with a weak token; stderr:\n%s", stderr.String())
 			}

@@ -11,7 +11,7 @@ import (
 func runCheck(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errw bytes.Buffer
-	code = run(t.Context(), append([]string{"check"}, args...), func(string) string { return "" }, &out, &errw)
+	code = runMain(t.Context(), append([]string{"check"}, args...), func(string) string { return "" }, &out, &errw)
 	return code, out.String(), errw.String()
 }
 

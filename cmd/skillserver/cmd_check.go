@@ -130,13 +130,3 @@ func progressLine(w io.Writer) (func(items, requests int), func()) {
 		}
 	}
 }
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}

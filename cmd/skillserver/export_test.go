@@ -20,7 +20,7 @@ import (
 func runExport(t *testing.T, args ...string) string {
 	t.Helper()
 	var stderr bytes.Buffer
-	if code := run(t.Context(), append([]string{"export"}, args...), func(string) string { return "" }, io.Discard, &stderr); code != 0 {
+	if code := runMain(t.Context(), append([]string{"export"}, args...), func(string) string { return "" }, io.Discard, &stderr); code != 0 {
 		t.Fatalf("export %q exited %d:\n%s", args, code, stderr.String())
 	}
 	return stderr.String()

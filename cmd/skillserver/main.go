@@ -8,5 +8,5 @@ import (
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], nil, os.Stdout, os.Stderr))
+	os.Exit(runMain(context.Background(), os.Args[1:], nil, os.Stdout, os.Stderr))
 }

@@ -30,7 +30,7 @@ func startServerEnv(t *testing.T, env map[string]string, args ...string) *testSe
 	stderr := &fixture.SyncBuffer{}
 	done := make(chan int, 1)
 	full := append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...)
-	go func() { done <- run(ctx, full, func(k string) string { return env[k] }, io.Discard, stderr) }()
+	go func() { done <- runMain(ctx, full, func(k string) string { return env[k] }, io.Discard, stderr) }()
 	// Stop cancels the server's context and checks it exits 0.
 	ts := fixture.NewServer("", stderr, func(t testing.TB) {
 		t.Helper()
@@ -65,7 +65,7 @@ func exampleTree(t *testing.T) (skills, agents string) {
 
 func TestVersionCommand(t *testing.T) {
 	var out bytes.Buffer
-	if code := run(t.Context(), []string{"version"}, func(string) string { return "" }, &out, io.Discard); code != 0 {
+	if code := runMain(t.Context(), []string{"version"}, func(string) string { return "" }, &out, io.Discard); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	first, _, _ := strings.Cut(out.String(), "\n")

@@ -388,7 +388,7 @@ func TestPrivateFeedBadTokenFileAtStartup(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "tokens")
 	fixture.WriteTokens(t, file, "ok "+fixture.AllSecret+" *\nshort abc *\n")
 	var stderr fixture.SyncBuffer
-	code := run(t.Context(), []string{"serve", "--listen", "127.0.0.1:0", "--skills", skills, "--read-tokens-file", file},
+	code := runMain(t.Context(), []string{"serve", "--listen", "127.0.0.1:0", "--skills", skills, "--read-tokens-file", file},
 		func(string) string { return "" }, io.Discard, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), file+":2: token \"short\"") || strings.Contains(stderr.String(), fixture.AllSecret) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr.String())

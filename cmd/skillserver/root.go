@@ -11,18 +11,11 @@ import (
 	"github.com/skillserver/skillserver/internal/config"
 )
 
-// Exit codes.
-const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-)
-
-// run is the whole program: main only supplies the process's context,
-// arguments, environment and streams, so tests can run it in-process.
+// runMain is the whole program: main only supplies the process's context,
+// arguments, environment and streams, so tests can runMain it in-process.
 // getenv nil is the process environment (read by viper); tests inject
 // one.
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func runMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	root := newRootCmd(getenv)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -42,10 +35,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fmt.Fprintf(stderr, "%s: %v\nRun '%s --help' for usage.\n", cmd.CommandPath(), err, cmd.CommandPath())
 	return exitUsage
 }
-
-// errReported is returned, wrapped, by a command that has printed why it
-// failed: run exits 1 without another message.
-var errReported = errors.New("failure reported")
 
 // newRootCmd is the command tree. Adding a command is a file
 // cmd_NAME.go with a constructor taking *cli, and one line in the list
@@ -88,55 +77,4 @@ func newRootCmd(getenv func(string) string) *cobra.Command {
 	)
 	markRunErrors(root)
 	return root
-}
-
-// cli is what the commands share: the environment the configuration is
-// read from. Streams and the context come from cobra (OutOrStdout,
-// ErrOrStderr, Context).
-type cli struct {
-	getenv func(string) string
-}
-
-// configCommand builds a command whose flags are the configuration keys
-// named in keys (their Flag, default and help from config.Keys) plus
-// --config, and whose run gets the loaded, validated configuration. The
-// command takes no arguments unless cmd.Args says otherwise; add
-// command-only flags to the returned command's Flags() and read them in
-// run.
-func configCommand(c *cli, cmd *cobra.Command, keys []string, run func(cmd *cobra.Command, cfg *config.Config, args []string) error) *cobra.Command {
-	if cmd.Args == nil {
-		cmd.Args = cobra.NoArgs
-	}
-	config.AddFlags(cmd.Flags(), keys...)
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		cfg, err := config.Load(cmd.Flags(), c.getenv)
-		if err != nil {
-			return err
-		}
-		return run(cmd, cfg, args)
-	}
-	return cmd
-}
-
-// runError marks an error a command's run returned, as opposed to one
-// cobra found in the command line (a usage error, exit 2).
-type runError struct{ err error }
-
-func (e runError) Error() string { return e.err.Error() }
-func (e runError) Unwrap() error { return e.err }
-
-// markRunErrors wraps the run of every command in the tree so that its
-// errors are runErrors.
-func markRunErrors(cmd *cobra.Command) {
-	if runE := cmd.RunE; runE != nil {
-		cmd.RunE = func(cmd *cobra.Command, args []string) error {
-			if err := runE(cmd, args); err != nil {
-				return runError{err}
-			}
-			return nil
-		}
-	}
-	for _, sub := range cmd.Commands() {
-		markRunErrors(sub)
-	}
 }

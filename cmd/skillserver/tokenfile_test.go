@@ -36,7 +36,7 @@ func startServerLog(t *testing.T, w io.Writer, args ...string) string {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), readyKey{}, func(addr string) { ready <- addr }))
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...),
+		done <- runMain(ctx, append([]string{"serve", "--listen", "127.0.0.1:0", "--log-format", "json"}, args...),
 			func(string) string { return "" }, io.Discard, w)
 	}()
 	t.Cleanup(func() {

@@ -12,7 +12,7 @@ import (
 func runCmd(t *testing.T, env map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), args, func(k string) string { return env[k] }, &out, &errOut)
+	code := runMain(t.Context(), args, func(k string) string { return env[k] }, &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -118,7 +118,7 @@ func TestHealthcheck(t *testing.T) {
 func TestHelpExitsZero(t *testing.T) {
 	for _, args := range [][]string{{"serve", "--help"}, {"validate", "-h"}, {"healthcheck", "--help"}} {
 		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), args, func(string) string { return "" }, &stdout, &stderr)
+		code := runMain(t.Context(), args, func(string) string { return "" }, &stdout, &stderr)
 		if code != exitOK || stderr.Len() != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, stderr.String())
 		}
