@@ -17,14 +17,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
 
-const usage = `usage:
+const commandsUsage = `usage:
   bench serve  [flags]   the server against nginx serving a mirror of its responses
   bench growth [flags]   cold start, memory, index rate, update and rescan by tree size
 
@@ -33,7 +32,7 @@ Run "bench serve -h" or "bench growth -h" for the flags.
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
+		fmt.Fprint(os.Stderr, commandsUsage)
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -45,10 +44,10 @@ func main() {
 	case "growth":
 		err = runGrowth(ctx, os.Args[2:])
 	case "-h", "--help", "help":
-		fmt.Print(usage)
+		fmt.Print(commandsUsage)
 		return
 	default:
-		fmt.Fprintf(os.Stderr, "bench: unknown command %q\n%s", os.Args[1], usage)
+		fmt.Fprintf(os.Stderr, "bench: unknown command %q\n%s", os.Args[1], commandsUsage)
 		os.Exit(2)
 	}
 	if errors.Is(err, errUsage) {
@@ -61,32 +60,4 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench %s: %v\n", os.Args[1], err)
 		os.Exit(1)
 	}
-}
-
-var errUsage = errors.New("usage")
-
-// parseFlags parses args; help is true when -h asked for the usage
-// (printed), and err wraps errUsage for bad flags.
-func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
-	switch err := fs.Parse(args); {
-	case errors.Is(err, flag.ErrHelp):
-		return true, nil
-	case err != nil:
-		return false, errUsage
-	}
-	return false, nil
-}
-
-// workDir makes a temporary work directory; cleanup removes it unless
-// keep is set (then its path is logged).
-func workDir(prefix string, keep bool) (dir string, cleanup func(), err error) {
-	dir, err = os.MkdirTemp("", prefix)
-	if err != nil {
-		return "", nil, err
-	}
-	if keep {
-		logf("work directory %s (kept)", dir)
-		return dir, func() {}, nil
-	}
-	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }

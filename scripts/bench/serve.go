@@ -22,9 +22,9 @@ import (
 	"github.com/skillserver/skillserver/scripts/internal/product"
 )
 
-// row is one line of the comparison: a request both sides answer with
+// serveRow is one line of the comparison: a request both sides answer with
 // the same status, encoding and body.
-type row struct {
+type serveRow struct {
 	name     string
 	target   string // path and query
 	status   int
@@ -276,7 +276,7 @@ func median(xs []float64) float64 {
 // paths (the gzip body of the RFC index beside it as index.json.gz, for
 // nginx's gzip_static), and returns the rows and the header fields of
 // each response, by path (".gz" added for the gzip one).
-func mirrorRows(base, dir string) ([]row, map[string]http.Header, error) {
+func mirrorRows(base, dir string) ([]serveRow, map[string]http.Header, error) {
 	heads := map[string]http.Header{}
 	index := feed.DocKey{Kind: feed.DocRFCIndex}.Path()
 	manifest := feed.DocKey{Kind: feed.DocManifest}.Path()
@@ -311,7 +311,7 @@ func mirrorRows(base, dir string) ([]row, map[string]http.Header, error) {
 	}
 	plain := func(string) []string { return nil }
 	gz := func(string) []string { return []string{"Accept-Encoding: gzip"} }
-	rows := []row{
+	rows := []serveRow{
 		{name: "RFC index 200", target: index, status: 200, headers: plain},
 		{name: "RFC index 200, gzip", target: index, status: 200, encoding: "gzip", headers: gz},
 		{name: "RFC index 304 (If-None-Match)", target: index, status: 304},
@@ -348,7 +348,7 @@ func mirrorRows(base, dir string) ([]row, map[string]http.Header, error) {
 
 // checkRows fetches every row from every side once: the same status,
 // encoding and body, and fills in the 304 row's ETags.
-func checkRows(rows []row, bases map[string]string, sides []string) error {
+func checkRows(rows []serveRow, bases map[string]string, sides []string) error {
 	etags := map[string]string{}
 	for side, base := range bases {
 		f, err := get(base + rows[0].target)

@@ -24,7 +24,7 @@ import (
 // the soak leaves at its default.
 const defaultRetentionMaxBytes = 256 << 20
 
-func run(ctx context.Context, cfg config) error {
+func runCampaign(ctx context.Context, cfg config) error {
 	out, err := outDir(cfg)
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func run(ctx context.Context, cfg config) error {
 		select {
 		case <-srv.done:
 			if runCtx.Err() == nil {
-				fails.add("server", classServer, srv.base, fmt.Sprintf("skillserver exited during the soak: %v (log: %s)", srv.err, logPath))
+				fails.report("server", classServer, srv.base, fmt.Sprintf("skillserver exited during the soak: %v (log: %s)", srv.err, logPath))
 				endRun()
 			}
 		case <-watchCtx.Done():
@@ -146,7 +146,7 @@ func run(ctx context.Context, cfg config) error {
 		}
 		samples = append(samples, smp)
 		if _, err := csvFile.WriteString(smp.csv()); err != nil {
-			fails.add("sampler", classHarness, csvPath, err.Error())
+			fails.report("sampler", classHarness, csvPath, err.Error())
 		}
 		return m
 	}
@@ -191,26 +191,26 @@ func run(ctx context.Context, cfg config) error {
 	stopServer()
 	interrupted := ctx.Err() != nil
 	if stopErr != nil {
-		fails.add("server", classServer, srv.base, "on SIGTERM: "+stopErr.Error())
+		fails.report("server", classServer, srv.base, "on SIGTERM: "+stopErr.Error())
 	}
 	if n := final.sum("skillserver_http_requests_total", `code="5`) - atReady.sum("skillserver_http_requests_total", `code="5`); n > 0 {
-		fails.add("server", classServer, srv.base, fmt.Sprintf("%d 5xx answers since ready (skillserver_http_requests_total)", n))
+		fails.report("server", classServer, srv.base, fmt.Sprintf("%d 5xx answers since ready (skillserver_http_requests_total)", n))
 	}
 	if p := final.int("skillserver_http_panics_total"); p > 0 {
-		fails.add("server", classServer, srv.base, fmt.Sprintf("%d handler panics (skillserver_http_panics_total)", p))
+		fails.report("server", classServer, srv.base, fmt.Sprintf("%d handler panics (skillserver_http_panics_total)", p))
 	}
 	if f := final.int(`skillserver_reload_total{result="failure"}`); f > 0 {
-		fails.add("server", classServer, srv.base, fmt.Sprintf("%d failed reloads (skillserver_reload_total)", f))
+		fails.report("server", classServer, srv.base, fmt.Sprintf("%d failed reloads (skillserver_reload_total)", f))
 	}
 	slines, err := scanLog(logPath)
 	if err != nil {
-		fails.add("server", classServer, logPath, err.Error())
+		fails.report("server", classServer, logPath, err.Error())
 	}
 	for msg, n := range slines.errors {
-		fails.add("server", classServer, logPath, fmt.Sprintf("%d ERROR lines %q", n, msg))
+		fails.report("server", classServer, logPath, fmt.Sprintf("%d ERROR lines %q", n, msg))
 	}
 	if slines.notJSON > 0 {
-		fails.add("server", classServer, logPath, fmt.Sprintf("%d lines that are not JSON log records, the first: %s", slines.notJSON, slines.firstBad))
+		fails.report("server", classServer, logPath, fmt.Sprintf("%d lines that are not JSON log records, the first: %s", slines.notJSON, slines.firstBad))
 	}
 	from, cut := judgedFrom(cfg)
 	mem := judgeMemory(samples, from, cfg.maxSlope, cfg.maxGrowth)
@@ -218,13 +218,13 @@ func run(ctx context.Context, cfg config) error {
 		mem.note = strings.TrimSpace(fmt.Sprintf("The warm-up (%v) is not over before the last quarter of the run: only that quarter is judged, while what retention holds may still be growing. %s", cfg.warmup, mem.note))
 	}
 	for _, p := range mem.problems {
-		fails.add("memory", classMemory, csvPath, p)
+		fails.report("memory", classMemory, csvPath, p)
 	}
 	r := &result{cfg: cfg, tree: t, out: out, csv: csvPath, base: srv.base, pid: srv.pid(), ready: ready, ran: ran, interrupted: interrupted,
 		targets: targets, s: s, reloads: reloads, genReady: int64(genReady), atReady: atReady, final: final, stopErr: stopErr, log: slines,
 		mem: mem, samples: len(samples)}
 	var b strings.Builder
-	summary(&b, r)
+	printSummary(&b, r)
 	fmt.Print("\n" + b.String())
 	if err := os.WriteFile(filepath.Join(out, "summary.txt"), []byte(b.String()), 0o644); err != nil {
 		return err
@@ -232,8 +232,8 @@ func run(ctx context.Context, cfg config) error {
 	switch {
 	case interrupted:
 		return errors.New("interrupted")
-	case fails.total() > 0:
-		return fmt.Errorf("%d failures (%s)", fails.total(), filepath.Join(out, "failures.log"))
+	case fails.all() > 0:
+		return fmt.Errorf("%d failures (%s)", fails.all(), filepath.Join(out, "failures.log"))
 	}
 	return nil
 }
@@ -288,7 +288,7 @@ func runReloads(s *soak, srv *server, cfg config) reloadStats {
 			return r
 		case <-hup:
 			if err := syscall.Kill(srv.pid(), syscall.SIGHUP); err != nil {
-				s.fails.add("reloader", classServer, srv.base, "SIGHUP: "+err.Error())
+				s.fails.report("reloader", classServer, srv.base, "SIGHUP: "+err.Error())
 				continue
 			}
 			r.sighups++
@@ -296,7 +296,7 @@ func runReloads(s *soak, srv *server, cfg config) reloadStats {
 			r.posts++
 			if err := postReload(s, hc, srv); err != nil {
 				if s.hard.Err() == nil {
-					s.fails.add("reloader", classAdmin, srv.base+"/-/reload", err.Error())
+					s.fails.report("reloader", classAdmin, srv.base+"/-/reload", err.Error())
 				}
 				continue
 			}
@@ -340,7 +340,7 @@ func progress(ctx context.Context, s *soak, d time.Duration) {
 			return
 		case <-t.C:
 			logf("%v of %v: %d requests, %d edits, %d failures", time.Since(start).Round(time.Second), d,
-				s.requests(), s.edits.total(), s.fails.total())
+				s.requests(), s.edits.total(), s.fails.all())
 		}
 	}
 }

@@ -16,12 +16,12 @@ import (
 	"strings"
 )
 
-func (e *editor) editInPlace() error    { return e.editSkillMD(editInPlace, false) }
-func (e *editor) editRenameOver() error { return e.editSkillMD(editRenameOver, true) }
+func (e *treeEditor) editInPlace() error    { return e.editSkillMD(editInPlace, false) }
+func (e *treeEditor) editRenameOver() error { return e.editSkillMD(editRenameOver, true) }
 
 // editSkillMD rewrites a skill's SKILL.md, in place (truncate and write)
 // or as editors and git do (a hidden temporary file renamed over it).
-func (e *editor) editSkillMD(kind string, rename bool) error {
+func (e *treeEditor) editSkillMD(kind string, rename bool) error {
 	name, err := e.pick(func(dir string) bool { _, ok := skillMD(dir); return ok })
 	if err != nil || name == "" {
 		return err
@@ -55,7 +55,7 @@ func newSkillMD(name, version string, n int) []byte {
 
 // addSkill writes a new skill folder in place, file by file (so a reload
 // may see it half written), every other one with a resource.
-func (e *editor) addSkill() error {
+func (e *treeEditor) addSkill() error {
 	name := fmt.Sprintf("soak-added-%05d", e.n)
 	dir := filepath.Join(e.skills, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -77,7 +77,7 @@ func (e *editor) addSkill() error {
 }
 
 // deleteSkill removes a skill folder (rm -rf).
-func (e *editor) deleteSkill() error {
+func (e *treeEditor) deleteSkill() error {
 	name, err := e.pick(nil)
 	if err != nil || name == "" {
 		return err
@@ -91,7 +91,7 @@ func (e *editor) deleteSkill() error {
 
 // addVersion adds a version folder to a versioned skill, and deletes the
 // oldest one it added when more than maxAddedVersions are live.
-func (e *editor) addVersion() error {
+func (e *treeEditor) addVersion() error {
 	name, err := e.pick(func(dir string) bool { return !isFlat(dir) && len(versionDirs(dir)) > 0 })
 	if err != nil || name == "" {
 		return err
@@ -124,7 +124,7 @@ func (e *editor) addVersion() error {
 var renamed = regexp.MustCompile(`-r[0-9]+$`)
 
 // renameResource renames one resource file of a flat skill (mv).
-func (e *editor) renameResource() error {
+func (e *treeEditor) renameResource() error {
 	name, err := e.pick(func(dir string) bool { return isFlat(dir) && len(resources(dir)) > 0 })
 	if err != nil || name == "" {
 		return err
@@ -142,7 +142,7 @@ func (e *editor) renameResource() error {
 
 // addBig writes a large resource of random bytes into a flat skill, and
 // deletes the oldest one it added when more than maxBig are live.
-func (e *editor) addBig() error {
+func (e *treeEditor) addBig() error {
 	name, err := e.pick(isFlat)
 	if err != nil || name == "" {
 		return err
@@ -177,7 +177,7 @@ func (e *editor) addBig() error {
 
 // breakSkill makes a flat skill's SKILL.md invalid (front matter never
 // closed); fixSkill, two ticks later, writes its bytes back.
-func (e *editor) breakSkill() error {
+func (e *treeEditor) breakSkill() error {
 	if e.broken != "" {
 		return nil
 	}
@@ -198,7 +198,7 @@ func (e *editor) breakSkill() error {
 	return nil
 }
 
-func (e *editor) fixSkill() error {
+func (e *treeEditor) fixSkill() error {
 	if e.broken == "" {
 		return nil
 	}
@@ -214,7 +214,7 @@ func (e *editor) fixSkill() error {
 // swapFolder replaces a flat skill's folder by a changed copy the way a
 // deploy does: the copy is made beside the roots, then mv skill away, mv
 // the copy in, and the old folder removed.
-func (e *editor) swapFolder() error {
+func (e *treeEditor) swapFolder() error {
 	name, err := e.pick(isFlat)
 	if err != nil || name == "" {
 		return err
@@ -279,7 +279,7 @@ func copyTree(src, dst string) error {
 }
 
 // editAgent rewrites a sub-agent file in place.
-func (e *editor) editAgent() error {
+func (e *treeEditor) editAgent() error {
 	var files []string
 	ents, err := os.ReadDir(e.agents)
 	if err != nil {

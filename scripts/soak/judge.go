@@ -19,19 +19,19 @@ import (
 
 const mib = 1 << 20
 
-// memory is the memory judgement of a run.
-type memory struct {
+// memoryVerdict is the memoryVerdict judgement of a run.
+type memoryVerdict struct {
 	from     time.Duration // the judged window starts here (since ready)
 	judged   int           // samples in the judged window
-	rss, hep trend
+	rss, hep rssTrend
 	// slopeJudged is false when the window is shorter than minSlopeSpan.
 	slopeJudged bool
 	problems    []string // each fails the soak
 	note        string   // why nothing was judged
 }
 
-// trend is one series' figures: bytes, and MiB a minute.
-type trend struct {
+// rssTrend is one series' figures: bytes, and MiB a minute.
+type rssTrend struct {
 	ready, base, peak, end int64
 	slope                  float64 // least-squares slope over the judged window, MiB/min
 	growth                 float64 // end / base
@@ -46,8 +46,8 @@ type trend struct {
 // sawtooth, not a trend, so it is reported and not judged. The Go heap in
 // use gets the same figures, reported but not judged: it swings with
 // every GC cycle, and what leaks shows in RSS.
-func judgeMemory(ss []sample, from time.Duration, maxSlope, maxGrowth float64) memory {
-	m := memory{from: from}
+func judgeMemory(ss []sample, from time.Duration, maxSlope, maxGrowth float64) memoryVerdict {
+	m := memoryVerdict{from: from}
 	var window []sample
 	for _, s := range ss {
 		if s.rss > 0 && s.at >= from {
@@ -79,8 +79,8 @@ func judgeMemory(ss []sample, from time.Duration, maxSlope, maxGrowth float64) m
 // minSlopeSpan is the shortest judged window whose RSS slope is judged.
 const minSlopeSpan = 5 * time.Minute
 
-func trendOf(all, window []sample, v func(sample) int64) trend {
-	var t trend
+func trendOf(all, window []sample, v func(sample) int64) rssTrend {
+	var t rssTrend
 	var xs, ys []float64
 	for _, s := range all {
 		if v(s) <= 0 {
@@ -156,7 +156,7 @@ func scanLog(path string) (serverLog, error) {
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(line) > 0 {
-			l.add(line)
+			l.parseLine(line)
 		}
 		if err == io.EOF {
 			return l, nil
@@ -167,7 +167,7 @@ func scanLog(path string) (serverLog, error) {
 	}
 }
 
-func (l *serverLog) add(line []byte) {
+func (l *serverLog) parseLine(line []byte) {
 	l.lines++
 	var rec struct {
 		Level  string `json:"level"`
@@ -216,7 +216,7 @@ type result struct {
 	final       metrics
 	stopErr     error
 	log         serverLog
-	mem         memory
+	mem         memoryVerdict
 	samples     int
 }
 
@@ -240,15 +240,15 @@ func mibs(b int64) string {
 	return fmt.Sprintf("%.1f", float64(b)/mib)
 }
 
-// summary writes the summary tables.
-func summary(w io.Writer, r *result) {
+// printSummary writes the printSummary tables.
+func printSummary(w io.Writer, r *result) {
 	verdict := "PASS"
 	switch {
-	case r.interrupted && r.s.fails.total() > 0:
+	case r.interrupted && r.s.fails.all() > 0:
 		verdict = "FAIL (interrupted)"
 	case r.interrupted:
 		verdict = "INTERRUPTED (no failure until then)"
-	case r.s.fails.total() > 0:
+	case r.s.fails.all() > 0:
 		verdict = "FAIL"
 	}
 	cfg := r.cfg
@@ -319,9 +319,9 @@ func summary(w io.Writer, r *result) {
 	fmt.Fprintln(w, "| failures by class | count |")
 	fmt.Fprintln(w, "|---|---:|")
 	for _, c := range classes {
-		fmt.Fprintf(w, "| %s | %d |\n", c, r.s.fails.count(c))
+		fmt.Fprintf(w, "| %s | %d |\n", c, r.s.fails.inClass(c))
 	}
-	fmt.Fprintf(w, "| total | %d |\n\n", r.s.fails.total())
+	fmt.Fprintf(w, "| total | %d |\n\n", r.s.fails.all())
 
 	m := r.mem
 	fmt.Fprintf(w, "| memory: %d samples every %v, judged from %v (%d samples) | RSS MiB | Go heap in use MiB |\n", r.samples, cfg.sampleEvery, m.from, m.judged)

@@ -357,3 +357,7 @@ func takeSample(ctx context.Context, hc *http.Client, p *server, ready time.Time
 	s.evicted = get("skillserver_retained_evicted_total")
 	return s, m
 }
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "soak: %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

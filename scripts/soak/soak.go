@@ -19,13 +19,13 @@ import (
 	"github.com/skillserver/skillserver/internal/content"
 )
 
-// kind is a kind of client, a row of the summary.
-type kind int
+// clientKind is a clientKind of client, a row of the summary.
+type clientKind int
 
 const (
-	kindRFC  kind = iota // sync clients' RFC passes
-	kindTree             // sync clients' native tree passes
-	kindLoad             // the load generator
+	kindRFC  clientKind = iota // sync clients' RFC passes
+	kindTree                   // sync clients' native tree passes
+	kindLoad                   // the load generator
 	nKinds
 )
 
@@ -108,7 +108,7 @@ func newFailures(path string) (*failures, error) {
 	return f, nil
 }
 
-func (f *failures) add(who, class, where, msg string) {
+func (f *failures) report(who, class, where, msg string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.counts[class]++
@@ -130,13 +130,13 @@ func (f *failures) add(who, class, where, msg string) {
 	}
 }
 
-func (f *failures) count(class string) int {
+func (f *failures) inClass(class string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.counts[class]
 }
 
-func (f *failures) total() int {
+func (f *failures) all() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n := 0
@@ -176,9 +176,9 @@ type soak struct {
 
 func (s *soak) stopping() bool { return s.run.Err() != nil }
 
-func (s *soak) fail(k kind, class, where, msg string) {
+func (s *soak) fail(k clientKind, class, where, msg string) {
 	s.stats[k].failures.Add(1)
-	s.fails.add(kindNames[k], class, where, msg)
+	s.fails.report(kindNames[k], class, where, msg)
 }
 
 // requests is every request the clients and the load generator made.
@@ -213,7 +213,7 @@ func newHTTPClient(conns int) *http.Client {
 // unless hdr sets it) and reads the body. ok is false when there is no
 // answer to look at: a transport error or a 5xx, both recorded as
 // failures, or the soak being cut short.
-func (s *soak) get(hc *http.Client, k kind, u string, hdr ...string) (a answer, ok bool) {
+func (s *soak) get(hc *http.Client, k clientKind, u string, hdr ...string) (a answer, ok bool) {
 	a.sent = time.Now()
 	req, err := http.NewRequestWithContext(s.hard, http.MethodGet, u, nil)
 	if err != nil {
@@ -257,7 +257,7 @@ func (s *soak) get(hc *http.Client, k kind, u string, hdr ...string) (a answer, 
 
 // checkDocument requires a document's body to hash to its ETag (the
 // digest of the bytes as sent, docs/http-api.md).
-func (s *soak) checkDocument(k kind, u string, a answer) bool {
+func (s *soak) checkDocument(k clientKind, u string, a answer) bool {
 	want := etagDigest(a.etag)
 	if got := content.Sum(a.body).String(); got != want {
 		s.fail(k, classDigest, u, fmt.Sprintf("the document's %d bytes hash to %s, its ETag is %q", len(a.body), got, a.etag))
@@ -270,7 +270,7 @@ func (s *soak) checkDocument(k kind, u string, a answer) bool {
 // checkArtifact requires an artifact's body to hash to the digest its
 // document advertised, its ETag to name that digest, no content encoding,
 // and a content-addressed URL to name it in its path.
-func (s *soak) checkArtifact(k kind, u, digest string, a answer) bool {
+func (s *soak) checkArtifact(k clientKind, u, digest string, a answer) bool {
 	if a.encoding != "" && a.encoding != "identity" {
 		s.fail(k, classInvalid, u, fmt.Sprintf("artifact sent with Content-Encoding %q", a.encoding))
 		return false
@@ -311,7 +311,7 @@ func (s *soak) checkArtifact(k kind, u, digest string, a answer) bool {
 // anything else is an unexplained non-200. While retention held close to
 // retention_max_bytes the server may drop things early, so a 404 within
 // a promise is then explained too, if the item was edited.
-func (s *soak) notFound(k kind, u, what string, root time.Time, treeDoc bool) {
+func (s *soak) notFound(k clientKind, u, what string, root time.Time, treeDoc bool) {
 	age := time.Since(root)
 	within := age < s.window-time.Second && !s.boundNear.Load()
 	detail := fmt.Sprintf("advertised by a document requested %v ago (retention %v)", age.Round(time.Millisecond), s.window)

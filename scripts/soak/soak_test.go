@@ -88,10 +88,10 @@ func TestVerifierFlagsDigestMismatch(t *testing.T) {
 			srv := feedServer(t, good, tc.body, tc.indexETag)
 			s := testSoak(t, srv.URL, time.Minute)
 			newSyncer(s, 1).rfcPass()
-			if got := s.fails.count(classDigest); got != tc.mismatch {
+			if got := s.fails.inClass(classDigest); got != tc.mismatch {
 				t.Errorf("%d digest mismatches, want %d", got, tc.mismatch)
 			}
-			if got := s.fails.total(); got != tc.mismatch {
+			if got := s.fails.all(); got != tc.mismatch {
 				t.Errorf("%d failures in all, want %d", got, tc.mismatch)
 			}
 			if got := s.stats[kindRFC].artifacts.Load(); got != tc.verified {
@@ -125,10 +125,10 @@ func TestNotFoundClasses(t *testing.T) {
 			newSyncer(s, 1).rfcPass()
 			explained := s.stats[kindRFC].explained.Load()
 			switch {
-			case tc.class == "" && (explained != 1 || s.fails.total() != 0):
-				t.Errorf("%d explained, %d failures; want the 404 explained", explained, s.fails.total())
-			case tc.class != "" && (s.fails.count(tc.class) != 1 || s.fails.total() != 1):
-				t.Errorf("%d %q failures of %d; want exactly one", s.fails.count(tc.class), tc.class, s.fails.total())
+			case tc.class == "" && (explained != 1 || s.fails.all() != 0):
+				t.Errorf("%d explained, %d failures; want the 404 explained", explained, s.fails.all())
+			case tc.class != "" && (s.fails.inClass(tc.class) != 1 || s.fails.all() != 1):
+				t.Errorf("%d %q failures of %d; want exactly one", s.fails.inClass(tc.class), tc.class, s.fails.all())
 			}
 		})
 	}

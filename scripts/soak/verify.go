@@ -52,13 +52,13 @@ func (c *syncer) reset() {
 	}
 }
 
-func (c *syncer) has(k kind, u string) bool {
+func (c *syncer) has(k clientKind, u string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.have[k][u]
 }
 
-func (c *syncer) got(k kind, u string) {
+func (c *syncer) got(k clientKind, u string) {
 	c.mu.Lock()
 	c.have[k][u] = true
 	c.mu.Unlock()
@@ -96,7 +96,7 @@ func (c *syncer) loop(coldEvery int) {
 // doc fetches a document, revalidating a cached copy. ok is false when
 // there is nothing to use; a 404 is passed to soak.notFound with what
 // and root when treeDoc, else it is an unexplained non-200.
-func (c *syncer) doc(k kind, u, what string, root time.Time, treeDoc bool, v any) (sent time.Time, ok bool) {
+func (c *syncer) doc(k clientKind, u, what string, root time.Time, treeDoc bool, v any) (sent time.Time, ok bool) {
 	c.mu.Lock()
 	cached, isCached := c.docs[u]
 	c.mu.Unlock()
@@ -145,7 +145,7 @@ func (c *syncer) doc(k kind, u, what string, root time.Time, treeDoc bool, v any
 }
 
 // artifact downloads one artifact and verifies it (soak.checkArtifact).
-func (c *syncer) artifact(k kind, u, digest, what string, root time.Time) ([]byte, bool) {
+func (c *syncer) artifact(k clientKind, u, digest, what string, root time.Time) ([]byte, bool) {
 	a, ok := c.s.get(c.hc, k, u)
 	if !ok {
 		return nil, false
