@@ -60,7 +60,7 @@ type Client struct {
 	MaxBytes int64
 
 	mu  sync.Mutex // guards the maps and counters under Concurrency
-	obs *observer  // set by Run: collects warnings, probes HTTP behaviour
+	obs *observer  // set by Run: collects warnings and counts; turns on probe
 }
 
 // New returns a client for the feed at base.

@@ -2,8 +2,9 @@ package check
 
 import "sync"
 
-// observer is what Run adds to the Client: it collects warnings, counts,
-// and probes each entry point and artifact for HEAD and compression.
+// observer is what Run adds to the Client: it collects the warnings and
+// the counts of a walk. With one set, the Client also probes each entry
+// point and artifact for HEAD and compression (Client.probe).
 type observer struct {
 	authed   bool
 	progress func(items, requests int)
