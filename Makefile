@@ -40,6 +40,9 @@ IMAGE      ?= skillserver
 REVISION   ?= $(shell git rev-parse HEAD 2>/dev/null)
 CREATED    ?= $(or $(DATE),$(shell date -u +%Y-%m-%dT%H:%M:%SZ))
 IMAGE_ROOT := bin/image-root
+# scripts/release: the archives and sums of make dist, and make docker's
+# image rewrite. Built every time (FORCE); go build skips what is current.
+RELEASE_TOOL := bin/release-tool
 
 .PHONY: help build run test test-short lint golden validate clean docker image-binaries dist release version fuzz man soak
 
@@ -125,7 +128,10 @@ validate: build ## validate the bundled example tree
 # would resolve a short name against a registry). --format docker keeps
 # the HEALTHCHECK (the OCI format has none); --layers=false leaves no
 # intermediate images; --timestamp dates the image and its files at the
-# commit.
+# commit. podman's docker-format config also records the build
+# container's ID and host name, which differ per build, so each image is
+# saved, rewritten without them (`release image`, scripts/release) and
+# loaded back: two builds of one commit are the same image, ID included.
 #
 # With Docker (DOCKER=docker), `docker buildx build` builds every platform
 # in one go and tags IMAGE:VERSION and IMAGE:latest; DOCKER_OUTPUT says
@@ -146,7 +152,7 @@ image-binaries:
 	mkdir -p $(IMAGE_ROOT)/skills $(IMAGE_ROOT)/agents
 	@set -e; $(BUILD_PAIR); for arch in $(ARCHES); do build_pair linux $$arch bin/linux-$$arch; done
 
-docker: image-binaries ## build IMAGE:VERSION and :latest for PLATFORMS as one manifest list (podman, or DOCKER=docker)
+docker: image-binaries $(RELEASE_TOOL) ## build IMAGE:VERSION and :latest for PLATFORMS as one manifest list (podman, or DOCKER=docker)
 ifeq ($(findstring docker,$(notdir $(firstword $(DOCKER)))),docker)
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) $(DOCKER) buildx build --platform $(subst $(space),$(comma),$(strip $(PLATFORMS))) $(IMAGE_BUILD_ARGS) \
 		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest $(DOCKER_OUTPUT) .
@@ -156,6 +162,13 @@ else
 		$(DOCKER) build --quiet --format docker --layers=false --timestamp $(SOURCE_DATE_EPOCH) \
 			--platform linux/$$arch $(IMAGE_BUILD_ARGS) \
 			-t $(IMAGE_REF):$(VERSION)-$$arch . >/dev/null; \
+		built=$$($(DOCKER) image inspect --format '{{.Id}}' $(IMAGE_REF):$(VERSION)-$$arch); \
+		$(DOCKER) save --format docker-archive -o bin/image-$$arch.tar $(IMAGE_REF):$(VERSION)-$$arch; \
+		$(RELEASE_TOOL) image -in bin/image-$$arch.tar -out bin/image-$$arch.same.tar -tag $(IMAGE_REF):$(VERSION)-$$arch; \
+		$(DOCKER) load --quiet -i bin/image-$$arch.same.tar >/dev/null; \
+		rm -f bin/image-$$arch.tar bin/image-$$arch.same.tar; \
+		if [ "$$($(DOCKER) image inspect --format '{{.Id}}' $(IMAGE_REF):$(VERSION)-$$arch)" != "$$built" ]; then \
+			$(DOCKER) rmi $$built >/dev/null 2>&1 || true; fi; \
 	done
 	@set -e; for tag in $(VERSION) latest; do \
 		list=$(IMAGE_REF):$$tag; \
@@ -184,11 +197,14 @@ endif
 DIST ?= dist
 RELEASE_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 RELEASE_DOCS := LICENSE NOTICE README.md
+$(RELEASE_TOOL): FORCE
+	$(GO) build -C $(SCRIPTS) -o $(CURDIR)/$(RELEASE_TOOL) ./release
 
-dist: ## release archives for RELEASE_PLATFORMS, their SBOMs and SHA256SUMS into dist/
+FORCE:
+
+dist: $(RELEASE_TOOL) ## release archives for RELEASE_PLATFORMS, their SBOMs and SHA256SUMS into dist/
 	rm -rf $(DIST) bin/release
 	mkdir -p $(DIST) bin/release
-	$(GO) build -C $(SCRIPTS) -o $(CURDIR)/bin/release/release ./release
 	@set -e; $(BUILD_PAIR); cdx=$$($(TOOL) -n cyclonedx-gomod); \
 	for p in $(RELEASE_PLATFORMS); do \
 		os=$${p%/*}; arch=$${p#*/}; exe=; ext=tar.gz; \
@@ -196,13 +212,13 @@ dist: ## release archives for RELEASE_PLATFORMS, their SBOMs and SHA256SUMS into
 		name=skillserver_$(VERSION)_$${os}_$$arch; \
 		build_pair $$os $$arch bin/release/$$name $$exe; \
 		echo "$(DIST)/$$name.$$ext"; \
-		bin/release/release archive -o $(DIST)/$$name.$$ext -prefix $$name -mtime $(SOURCE_DATE_EPOCH) \
+		$(RELEASE_TOOL) archive -o $(DIST)/$$name.$$ext -prefix $$name -mtime $(SOURCE_DATE_EPOCH) \
 			bin/release/$$name/skillserver$$exe bin/release/$$name/skillserver-export$$exe $(RELEASE_DOCS); \
 		echo "$(DIST)/$$name.cdx.json"; \
 		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 GOFLAGS=-trimpath $$cdx app -json -noserial -notimestamp -licenses \
 			-main cmd/skillserver -output $(DIST)/$$name.cdx.json .; \
 	done
-	bin/release/release sums $(DIST)
+	$(RELEASE_TOOL) sums $(DIST)
 	cat $(DIST)/SHA256SUMS
 
 release: dist docker ## make dist, then the image (make release VERSION=vX.Y.Z)

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0
+	github.com/google/go-containerregistry v0.22.1
 	github.com/skillserver/skillserver v0.0.0-00010101000000-000000000000
 	github.com/valyala/fasthttp v1.78.0
 )
@@ -29,6 +30,8 @@ require (
 	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/kljensen/snowball v0.10.0 // indirect
 	github.com/molecule-man/go-brrr v1.3.1 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/pjbgf/sha1cd v0.7.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/sergi/go-diff v1.3.2-0.20230802210424-5b0b94c5c0d3 // indirect

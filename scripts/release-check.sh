@@ -8,6 +8,11 @@
 #   scripts/release-check.sh                 # every platform of make dist
 #   RELEASE_PLATFORMS=linux/amd64 scripts/release-check.sh
 #
+# With podman on PATH (or DOCKER=...), it also runs `make docker` in both
+# checkouts, under two image names, and compares each platform's image ID
+# (the digest of its config, which names every layer) and the manifest
+# list; the images are removed after. RELEASE_CHECK_IMAGE=0 skips that.
+#
 # RELEASE_CHECK_CACHE=shared builds both with the usual build cache
 # (faster; then the compiler's own output is not compared).
 # RELEASE_CHECK_KEEP=DIR keeps the two checkouts in DIR.
@@ -49,3 +54,33 @@ if ! diff -u "$work/first/dist/SHA256SUMS" "$work/second-elsewhere/dist/SHA256SU
 fi
 cat "$work/first/dist/SHA256SUMS"
 echo "release-check: the two builds are the same bytes"
+
+docker=${DOCKER:-podman}
+if [[ ${RELEASE_CHECK_IMAGE:-1} == 0 ]] || ! command -v "${docker%% *}" >/dev/null; then
+	echo "release-check: images not compared (no $docker, or RELEASE_CHECK_IMAGE=0)"
+	exit 0
+fi
+images=()
+remove_images() {
+	for ref in "${images[@]}"; do
+		$docker manifest rm "$ref" >/dev/null 2>&1 || $docker rmi -f "$ref" >/dev/null 2>&1 || true
+	done
+}
+trap 'remove_images; chmod -R u+w "$work" 2>/dev/null; [[ -n ${RELEASE_CHECK_KEEP:-} ]] || rm -rf "$work"' EXIT
+ids=()
+for dir in first second-elsewhere; do
+	name=release-check-$dir-$$
+	images+=("localhost/$name:$version" "localhost/$name:latest")
+	for arch in amd64 arm64; do images+=("localhost/$name:$version-$arch"); done
+	env "${cache[@]}" make -C "$work/$dir" docker IMAGE="$name" VERSION="$version" DOCKER="$docker" >"$work/$dir-image.log" 2>&1 \
+		|| { tail -n 50 "$work/$dir-image.log"; exit 1; }
+	id=""
+	for arch in amd64 arm64; do id+="$arch $($docker image inspect --format '{{.Id}}' "localhost/$name:$version-$arch") "; done
+	id+="list $($docker manifest inspect "localhost/$name:$version" | sha256sum | cut -d' ' -f1)"
+	ids+=("$id")
+done
+if [[ ${ids[0]} != "${ids[1]}" ]]; then
+	printf 'release-check: the two images differ:\n  %s\n  %s\n' "${ids[0]}" "${ids[1]}" >&2
+	exit 1
+fi
+echo "release-check: the two images are the same: ${ids[0]}"

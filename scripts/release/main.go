@@ -6,11 +6,14 @@
 //
 //	release archive -o dist/NAME.tar.gz -prefix NAME -mtime EPOCH FILE...
 //	release sums DIR
+//	release image -in BUILT.tar -out FIXED.tar -tag NAME:TAG
 //
 // archive writes a .tar.gz or a .zip (by the name of -o) holding each
 // FILE, by its base name, under the folder -prefix. sums writes
 // DIR/SHA256SUMS for every other file of DIR, in the format of sha256sum
-// (`sha256sum -c SHA256SUMS` checks them).
+// (`sha256sum -c SHA256SUMS` checks them). image rewrites an image podman
+// built (saved as a docker-archive) without the fields that differ
+// between two builds, for `make docker` to load back.
 package main
 
 import (
@@ -49,6 +52,16 @@ func main() {
 			usage()
 		}
 		err = archive(*out, *prefix, time.Unix(*mtime, 0).UTC(), fs.Args())
+	case "image":
+		fs := flag.NewFlagSet("image", flag.ExitOnError)
+		in := fs.String("in", "", "the docker-archive a build wrote (podman save --format docker-archive)")
+		out := fs.String("out", "", "the docker-archive to write, for podman load")
+		tag := fs.String("tag", "", "the image's name and tag in out")
+		_ = fs.Parse(os.Args[2:])
+		if *in == "" || *out == "" || *tag == "" || fs.NArg() != 0 {
+			usage()
+		}
+		err = image(*in, *out, *tag)
 	case "sums":
 		if len(os.Args) != 3 {
 			usage()
@@ -64,7 +77,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: release archive -o OUT.tar.gz|OUT.zip -prefix DIR -mtime EPOCH FILE...\n       release sums DIR")
+	fmt.Fprintln(os.Stderr, "usage: release archive -o OUT.tar.gz|OUT.zip -prefix DIR -mtime EPOCH FILE...\n       release sums DIR\n       release image -in BUILT.tar -out FIXED.tar -tag NAME:TAG")
 	os.Exit(2)
 }
 
