@@ -23,6 +23,7 @@ import (
 	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/httpapi"
+	"github.com/skillserver/skillserver/internal/mcpapi"
 	"github.com/skillserver/skillserver/internal/metrics"
 	"github.com/skillserver/skillserver/internal/reload"
 	"github.com/skillserver/skillserver/internal/scan"
@@ -138,6 +139,9 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		MaxBodyBytes:      cfg.MaxBodyBytes,
 		MaxQueryBytes:     cfg.MaxQueryBytes,
 		RequestLog:        requestLog,
+		MCP: mcpapi.Options{Name: cfg.ServerName, Version: bi.Version, PageSize: cfg.MCPPageSize,
+			MaxRequestBytes: cfg.MCPMaxRequest, MaxBatch: cfg.MCPMaxBatch, MaxFileBytes: cfg.MCPMaxFileBytes,
+			TTL: feed.ShortLifetime, Observer: m, Log: log},
 	}
 	if cfg.MetricsListen == "" {
 		apiOpts.Metrics = m.Handler()

@@ -81,6 +81,12 @@ type Config struct {
 	MaxBodyBytes     int `mapstructure:"max_body_bytes"`
 	MaxQueryBytes    int `mapstructure:"max_query_bytes"`
 
+	// The MCP endpoint's pages and bounds.
+	MCPPageSize     int   `mapstructure:"mcp_page_size"`
+	MCPMaxRequest   int64 `mapstructure:"mcp_max_request_bytes"`
+	MCPMaxBatch     int   `mapstructure:"mcp_max_batch"`
+	MCPMaxFileBytes int64 `mapstructure:"mcp_max_file_bytes"`
+
 	// export: where it goes, the live server its documents may link, and
 	// how long what no document names is kept.
 	ExportOut   string        `mapstructure:"export_out"`
@@ -221,6 +227,10 @@ var Keys = []Key{
 	{Name: "max_search_results", Flag: "max-search-results", Default: 100, Help: "most results one search answers: a larger take of /api/v1/skills and /api/v1/subagents, or limit of /api/search, is taken as this; off, a client may ask for the whole catalogue"},
 	{Name: "max_update_checks", Flag: "max-update-checks", Default: 100, Help: "most items one POST /api/v1/skills/check-updates may name; more are 400; off, max_body_bytes still bounds them"},
 	{Name: "max_body_bytes", Flag: "max-body-bytes", Default: 1 << 20, Help: "largest request body read (the check-updates array), in bytes; a larger one is 400 and no more of it is read", Min: 1, MinWhy: "a body is read into memory"},
+	{Name: "mcp_page_size", Flag: "mcp-page-size", Default: 1000, Help: "most skills one page of the MCP endpoint's skills/list and resources/list holds, and entries one page of resources/directory/read; more follow through nextCursor. Some hosts (Microsoft Agent Framework) read only the first page, so keep it above the catalogue's size; off, one page holds every skill"},
+	{Name: "mcp_max_request_bytes", Flag: "mcp-max-request-bytes", Default: int64(64 << 10), Help: "largest request body the MCP endpoint reads, in bytes; a larger one gets a JSON-RPC error (HTTP 413) and no more of it is read", Min: int64(1), MinWhy: "a body is read into memory"},
+	{Name: "mcp_max_batch", Flag: "mcp-max-batch", Default: 16, Help: "most messages one JSON-RPC batch to the MCP endpoint may hold (protocol revisions before 2025-06-18 batch; later ones are refused by the SDK); more get a JSON-RPC error (HTTP 400); off, mcp_max_request_bytes still bounds them"},
+	{Name: "mcp_max_file_bytes", Flag: "mcp-max-file-bytes", Default: int64(16 << 20), Help: "largest file the MCP endpoint's resources/read returns, in bytes (MCP carries a file whole in one JSON string, base64 for binary files, so this bounds one answer's memory); a larger one gets a JSON-RPC error naming the HTTP route to fetch it from; 16 MiB is what the skills extension lets a host hold for a whole skill"},
 	{Name: "shutdown_delay", Flag: "shutdown-delay", Default: time.Duration(0), Help: "on SIGINT/SIGTERM, keep serving this long with /readyz answering 503 so load balancers stop sending traffic, then drain (e.g. 5s behind Kubernetes)"},
 	{Name: "shutdown_timeout", Flag: "shutdown-timeout", Default: 15 * time.Second, Help: "how long SIGINT/SIGTERM waits for in-flight requests before closing connections", Min: time.Millisecond, MinWhy: "a stuck request would hold the shutdown for ever"},
 	{Name: "export_out", Flag: "out", Default: "", Help: "export: where the static export goes, a folder or a bucket URL (s3://, gs://, azblob://, file://); required by export"},

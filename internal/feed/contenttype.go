@@ -3,6 +3,7 @@ package feed
 import (
 	"path"
 	"strings"
+	"time"
 )
 
 // Media types of what the feed publishes.
@@ -17,6 +18,9 @@ const (
 const (
 	CacheImmutable = "public, max-age=31536000, immutable"
 	CacheShort     = "public, max-age=30"
+	// ShortLifetime is CacheShort's max-age: how long a client may keep
+	// a document that a reload can change (the MCP listings' ttlMs too).
+	ShortLifetime = 30 * time.Second
 )
 
 // contentTypes is a fixed table, not the host's mime database, so every

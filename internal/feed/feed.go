@@ -100,6 +100,7 @@ type renderings struct {
 	blobs     map[content.Digest]bool
 	filesOnce sync.Once
 	files     artifactFiles
+	mcp       mcpView
 }
 
 // New returns the feed of in.

@@ -78,6 +78,9 @@ const (
 	PathFind = "/api/search"
 	// PathHealth is the health probe with the snapshot's counts.
 	PathHealth = "/health"
+	// PathMCP is the MCP endpoint (streamable HTTP) of the skills
+	// extension (internal/mcpapi).
+	PathMCP = "/mcp"
 	// PathTokenPrefix starts the path form of a read token,
 	// /t/<token>/<route>, for clients that can send no header.
 	PathTokenPrefix = "/t/"

@@ -49,7 +49,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 			if r.Header.Get("Access-Control-Request-Method") != "" {
 				h.Set("Access-Control-Allow-Origin", origin)
 				h.Set("Access-Control-Allow-Methods", "GET, HEAD, POST")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match, Range")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match, Range, Mcp-Protocol-Version, Mcp-Method, Mcp-Name")
 				h.Set("Access-Control-Max-Age", "86400")
 				w.WriteHeader(http.StatusNoContent)
 				return

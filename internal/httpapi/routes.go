@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/mcpapi"
 	"github.com/skillserver/skillserver/internal/page"
 	"github.com/skillserver/skillserver/internal/transport"
 )
@@ -36,6 +37,12 @@ func (s *Server) registerRoutes(r chi.Router) {
 	// v0.1 layout's files (skillkit, OpenCode).
 	routeGet(r, feed.PathLatestSkillMD, s.handleLatestSkillMD)
 	routeGet(r, feed.PathLegacyFile, s.handleLegacyFile)
+
+	// Skills over MCP (docs/http-api.md, "Skills over MCP"): POST carries
+	// JSON-RPC; GET and DELETE answer 405, as no session is kept.
+	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
+		r.Method(m, feed.PathMCP, transport.Routed(feed.PathMCP, s.handleMCP))
+	}
 
 	// Search and the update check (docs/http-api.md, "Search and read API").
 	routeGet(r, feed.PathSkillSearch, s.handleSearch(false))
@@ -125,6 +132,7 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log,
 		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil}),
 		bytes: transport.Bytes{MaxRanges: opts.MaxRanges, Error: serveContentError}}
+	s.mcp = mcpapi.New(opts.MCP, s.mcpReader)
 	layer := transport.NewLayer(transport.LayerOptions{Log: log, Lines: opts.RequestLog, Observer: opts.Observer,
 		Quiet: quietRoutes, Path: s.redactedPath, Unmatched: unmatchedRoute,
 		WriteStallTimeout: opts.WriteStallTimeout, ReadBodyTimeout: opts.ReadBodyTimeout})

@@ -23,6 +23,7 @@ import (
 	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/mcpapi"
 	"github.com/skillserver/skillserver/internal/page"
 	"github.com/skillserver/skillserver/internal/transport"
 )
@@ -96,6 +97,8 @@ type Options struct {
 	MaxUpdateChecks  int
 	MaxBodyBytes     int
 	MaxQueryBytes    int
+	// MCP configures the MCP endpoint (feed.PathMCP).
+	MCP mcpapi.Options
 }
 
 // Observer records request metrics (metrics.Metrics): those of every
@@ -128,6 +131,8 @@ type Server struct {
 	installs installCounts
 	// pages renders the HTML catalogue.
 	pages *page.Renderer
+	// mcp is the MCP endpoint.
+	mcp *mcpapi.Handler
 	// bytes serves bodies.
 	bytes transport.Bytes
 	// lastBase is the base URL derived last: clients of one server

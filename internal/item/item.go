@@ -8,6 +8,7 @@
 package item
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -82,6 +83,9 @@ type VersionInfo struct {
 	Path       string
 	Source     string // where the version was read from, for reports
 	Generation uint64 // snapshot generation that read it from disk
+	// Frontmatter is the file's whole front matter as a JSON object, keys
+	// in source order (skill.SkillMD.Frontmatter); nil for a sub-agent.
+	Frontmatter json.RawMessage
 }
 
 // Info returns v itself, for code that serves both kinds of version.
@@ -99,10 +103,12 @@ func (v *VersionInfo) List(key string) []string {
 // SkillVersion is one immutable, validated version of a skill.
 type SkillVersion struct {
 	VersionInfo
-	Type      ArtifactType
-	SkillMD   content.Digest
-	Archive   content.Digest // empty for TypeSkillMD
-	Resources []Resource     // sorted by path; excludes SKILL.md
+	Type    ArtifactType
+	SkillMD content.Digest
+	// SkillMDSize is the length of the SKILL.md in bytes.
+	SkillMDSize int64
+	Archive     content.Digest // empty for TypeSkillMD
+	Resources   []Resource     // sorted by path; excludes SKILL.md
 	// Subagent is metadata.subagent when it is a valid name: the sub-agent
 	// this skill routes to (routesToSubagent in the native tree).
 	Subagent  string

@@ -54,6 +54,7 @@ type Metrics struct {
 	evictedSeen     int64 // retention's cumulative count when last observed
 	connsEvicted    prometheus.Counter
 	transferEncoded prometheus.Counter
+	mcpRequests     *prometheus.CounterVec
 }
 
 // Build labels skillserver_build_info.
@@ -93,6 +94,10 @@ func New(b Build) *Metrics {
 			Namespace: namespace, Name: "http_transfer_encoded_requests_total",
 			Help: "Requests framed by Transfer-Encoding; the connection of each is closed after its answer (RFC 9112 section 6.1).",
 		}),
+		mcpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "mcp_requests_total",
+			Help: "JSON-RPC messages to the MCP endpoint, by method (the methods it serves, else other) and result: ok, error, or unserved for a method it does not serve.",
+		}, []string{"method", "result"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "reload_total",
 			Help: "Reload attempts, by result (success or failure). A failure keeps the previous snapshot.",
@@ -159,6 +164,7 @@ func New(b Build) *Metrics {
 	f(m.authRefusals)
 	f(m.connsEvicted)
 	f(m.transferEncoded)
+	f(m.mcpRequests)
 	f(m.reloads)
 	f(m.reloadSeconds)
 	f(m.reloadLastOK)
@@ -293,6 +299,11 @@ func (m *Metrics) ObserveTransferEncoded() { m.transferEncoded.Inc() }
 
 // ObservePanic records a recovered handler panic.
 func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
+
+// ObserveMCP records one JSON-RPC message to the MCP endpoint. Its caller
+// (internal/mcpapi) names the method from a fixed set, so clients cannot
+// grow the labels.
+func (m *Metrics) ObserveMCP(method, result string) { m.mcpRequests.WithLabelValues(method, result).Inc() }
 
 // Reasons a read token is refused: the label set of
 // skillserver_http_auth_refusals_total, fixed so clients cannot grow it.

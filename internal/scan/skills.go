@@ -220,10 +220,11 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		Description:   sk.Description,
 		Metadata:      sk.Metadata,
 		MetadataLists: sk.MetadataLists,
+		Frontmatter:   sk.Frontmatter,
 		Source:        s.t.report(dir),
 		Path:          dir,
 		Generation:    s.generation,
-	}, SkillMD: md.digest, Type: item.TypeSkillMD}
+	}, SkillMD: md.digest, SkillMDSize: int64(len(md.data)), Type: item.TypeSkillMD}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))
 	archiveDigests := make([]content.Digest, 0, len(files))

@@ -1,0 +1,76 @@
+package skill
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// frontmatterJSON is the front matter fields as one JSON object, keys in
+// the order the file wrote them and values typed as YAML 1.2's core
+// schema types them (`version: 1.10` is the number 1.1, `"1.10"` the
+// string): what a host that parses the same block with any YAML library
+// compares against (the MCP skills extension's `frontmatter`). A value
+// JSON cannot hold (.inf, .nan) is its source text.
+func frontmatterJSON(fields []frontmatterField) json.RawMessage {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSON(&b, f.key)
+		b.WriteByte(':')
+		writeNode(&b, f.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func writeNode(b *bytes.Buffer, n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		b.WriteByte('{')
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(b, n.Content[i].Value)
+			b.WriteByte(':')
+			writeNode(b, n.Content[i+1])
+		}
+		b.WriteByte('}')
+	case yaml.SequenceNode:
+		b.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeNode(b, c)
+		}
+		b.WriteByte(']')
+	default:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			v = n.Value
+		}
+		if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+			v = n.Value
+		}
+		writeJSON(b, v)
+	}
+}
+
+// writeJSON appends v encoded, without HTML escaping: the front matter
+// travels in JSON documents, never in HTML.
+func writeJSON(b *bytes.Buffer, v any) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		b.WriteString("null")
+		return
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+}
