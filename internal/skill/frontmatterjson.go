@@ -52,15 +52,28 @@ func writeNode(b *bytes.Buffer, n *yaml.Node) {
 		}
 		b.WriteByte(']')
 	default:
+		writeJSON(b, scalarValue(n))
+	}
+}
+
+// scalarValue is n as YAML 1.2's core schema reads it: null, a boolean,
+// an integer or a float, else its text (a date stays text, as the core
+// schema has no timestamps).
+func scalarValue(n *yaml.Node) any {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil
+	case "!!bool", "!!int", "!!float":
 		var v any
 		if err := n.Decode(&v); err != nil {
-			v = n.Value
+			return n.Value
 		}
 		if f, ok := v.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
-			v = n.Value
+			return n.Value
 		}
-		writeJSON(b, v)
+		return v
 	}
+	return n.Value
 }
 
 // writeJSON appends v encoded, without HTML escaping: the front matter
