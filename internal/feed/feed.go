@@ -2,7 +2,7 @@
 // in them. Each file uses only files below it. From the top: a view's
 // documents, rendered once and spliced per base URL (documents.go); the
 // table of document kinds and how each is rendered (kinds.go); the
-// renderers: the read API, the agent card and the legacy and scoped
+// renderers: the MCP skills extension's view (mcp.go), the read API, the agent card and the legacy and scoped
 // indexes (readapi.go), search (find.go), the API catalogue
 // (apicatalog.go), the native tree (tree.go), the RFC index (rfc.go),
 // the artifact tables (artifacts.go), the views (view.go) and where each

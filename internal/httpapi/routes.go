@@ -39,10 +39,9 @@ func (s *Server) registerRoutes(r chi.Router) {
 	routeGet(r, feed.PathLegacyFile, s.handleLegacyFile)
 
 	// Skills over MCP (docs/http-api.md, "Skills over MCP"): POST carries
-	// JSON-RPC; GET and DELETE answer 405, as no session is kept.
-	for _, m := range []string{http.MethodPost, http.MethodGet, http.MethodDelete} {
-		r.Method(m, feed.PathMCP, transport.Routed(feed.PathMCP, s.handleMCP))
-	}
+	// JSON-RPC; GET and DELETE answer 405 as any other method, since no
+	// session is kept: no stream to open, none to end.
+	routePost(r, feed.PathMCP, s.handleMCP)
 
 	// Search and the update check (docs/http-api.md, "Search and read API").
 	routeGet(r, feed.PathSkillSearch, s.handleSearch(false))
