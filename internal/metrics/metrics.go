@@ -303,7 +303,9 @@ func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }
 // ObserveMCP records one JSON-RPC message to the MCP endpoint. Its caller
 // (internal/mcpapi) names the method from a fixed set, so clients cannot
 // grow the labels.
-func (m *Metrics) ObserveMCP(method, result string) { m.mcpRequests.WithLabelValues(method, result).Inc() }
+func (m *Metrics) ObserveMCP(method, result string) {
+	m.mcpRequests.WithLabelValues(method, result).Inc()
+}
 
 // Reasons a read token is refused: the label set of
 // skillserver_http_auth_refusals_total, fixed so clients cannot grow it.
