@@ -112,7 +112,7 @@ func TestCheckOwnServer(t *testing.T) {
 	t.Run("private without a token", func(t *testing.T) {
 		code, r := checkJSON(t, private.URL)
 		want := []string{"error status RFC index", "error status agent card", "error status agent card",
-			"error status legacy index", "error status manifest", "error status subagent tree"}
+			"error status legacy index", "error status manifest", "error status subagent tree", "error status MCP endpoint"}
 		slices.Sort(want)
 		got := findings(r)
 		slices.Sort(got)

@@ -120,6 +120,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	errs = append(errs, c.WalkManifest(ctx, rfc))
 	errs = append(errs, c.checkLegacy(ctx, rfc))
 	errs = append(errs, c.checkAgentCard(ctx))
+	errs = append(errs, c.WalkMCP(ctx, rfc))
 
 	vs := append(violations(errors.Join(errs...)), obs.warnings...)
 	sum := Summary{

@@ -15,7 +15,8 @@
 //
 // The files follow the walks: client.go fetches (bounds, redirects,
 // digests), rfcwalk.go reads the RFC index and its artifacts, treewalk.go
-// the native manifest tree and the sub-agent tree, synced.go is what a
+// the native manifest tree and the sub-agent tree, mcpwalk.go the MCP
+// endpoint as an MCP host reads the skills extension, synced.go is what a
 // client keeps between passes, observer.go what Run collects while the
 // client walks, check.go is Run and the checks no syncing
 // client makes (the legacy index, the agent card, HTTP behaviour), and

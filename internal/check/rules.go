@@ -48,6 +48,7 @@ const (
 	RuleFrontmatter    Rule = "frontmatter-name" // the front matter name differs from the advertised name
 	RuleConsistency    Rule = "consistency"      // two documents of the feed disagree (RFC entry vs native tree, resources vs archive, legacy vs RFC)
 	RuleAgentCard      Rule = "agent-card"       // the agent card is not an A2A v0.3.0 AgentCard
+	RuleMCP            Rule = "mcp"              // the MCP endpoint breaks the skills extension: capabilities, resultType, ttlMs, cacheScope, entry shape, cursors, error codes
 )
 
 // Rules whose breaking only warns.
@@ -67,7 +68,7 @@ var severity = map[Rule]Severity{
 	RuleVersionOrder: Error, RuleType: Error, RuleDigestFormat: Error, RuleDigestMismatch: Error,
 	RuleURL: Error, RuleHref: Error, RuleEncoding: Error, RuleZipPath: Error, RuleZipEntry: Error,
 	RuleZipSize: Error, RuleZipContent: Error, RuleText: Error, RuleFrontmatter: Error,
-	RuleConsistency: Error, RuleAgentCard: Error,
+	RuleConsistency: Error, RuleAgentCard: Error, RuleMCP: Error,
 
 	RuleAbsent: Warning, RuleManifestSchema: Warning, RuleRedirect: Warning,
 	RuleCompression: Warning, RuleHead: Warning, RuleContentType: Warning,

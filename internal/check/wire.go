@@ -34,6 +34,18 @@ const (
 	typeSkillMD = "skill-md"
 	// agentFile names a sub-agent's one file.
 	agentFile = "agent.md"
+
+	// The MCP skills extension (SEP-2640, io.modelcontextprotocol/skills)
+	// at the feed's MCP endpoint, on the revision it is specified against.
+	pathMCP      = "/mcp"
+	mcpRevision  = "2026-07-28"
+	mcpExtension = "io.modelcontextprotocol/skills"
+	mcpScheme    = "skill://"
+	// mcpInvalidParams is JSON-RPC's invalid params: the extension's
+	// answer to an unknown skill URI.
+	mcpInvalidParams = -32602
+	// mcpMaxPages is the most skills/list pages the MCP Inspector reads.
+	mcpMaxPages = 64
 )
 
 // agentCardPaths are where A2A clients look for the agent card: the

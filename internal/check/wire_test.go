@@ -23,6 +23,8 @@ func TestWireRulesAgreeWithFeed(t *testing.T) {
 		{"archive type", typeArchive, string(item.TypeArchive)},
 		{"skill-md type", typeSkillMD, string(item.TypeSkillMD)},
 		{"agent file", agentFile, feed.AgentFile},
+		{"MCP endpoint", pathMCP, feed.PathMCP},
+		{"MCP skill scheme", mcpScheme, feed.SkillScheme},
 	} {
 		if c.check != c.feed {
 			t.Errorf("%s: check says %q, feed publishes %q", c.what, c.check, c.feed)
