@@ -14,7 +14,7 @@ import (
 
 // serveReal serves s on 127.0.0.1:0 the way the program does, and returns
 // its address.
-func serveReal(t *testing.T, s *Server, l transport.ConnLimits) string {
+func serveReal(t testing.TB, s *Server, l transport.ConnLimits) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
