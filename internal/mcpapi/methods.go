@@ -3,16 +3,15 @@ package mcpapi
 // Method names of the skills extension and of the resource methods it
 // builds on.
 const (
-	methodSkillsList     = "skills/list"
-	methodSkillsGet      = "skills/get"
-	methodResourcesList  = "resources/list"
-	methodResourcesRead  = "resources/read"
-	methodTemplatesList  = "resources/templates/list"
-	methodDirectoryRead  = "resources/directory/read"
-	methodOther          = "other"
-	skillsExtension      = "io.modelcontextprotocol/skills"
-	versionsMetaKey      = "io.github.skillserver/versions"
-	latestProtocolLegacy = "2025-11-25"
+	methodSkillsList    = "skills/list"
+	methodSkillsGet     = "skills/get"
+	methodResourcesList = "resources/list"
+	methodResourcesRead = "resources/read"
+	methodTemplatesList = "resources/templates/list"
+	methodDirectoryRead = "resources/directory/read"
+	methodOther         = "other"
+	skillsExtension     = "io.modelcontextprotocol/skills"
+	versionsMetaKey     = "io.github.skillserver/versions"
 )
 
 // Results the metrics give a message.
