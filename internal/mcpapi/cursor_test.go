@@ -19,7 +19,7 @@ func TestCursor(t *testing.T) {
 	if got, err := decodeCursor(""); got != "" || err != nil {
 		t.Errorf("no cursor: %q %v", got, err)
 	}
-	for _, bad := range []string{"x", "!!!", encodeCursor("")[:0] + "YWZ0ZXI6", "YmVmb3JlOmE"} {
+	for _, bad := range []string{"x", "!!!", "YWZ0ZXI6", "YmVmb3JlOmE"} {
 		_, err := decodeCursor(bad)
 		var werr *jsonrpc.Error
 		if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
