@@ -617,3 +617,37 @@ func FuzzMCP(f *testing.F) {
 		}
 	})
 }
+
+// TestMCPTextOrBlob: a text file is text; an empty file and a binary one
+// are base64 blobs (an empty text has no "text" field to carry it); each
+// gives back exactly its bytes. (A text file that is not UTF-8 is no
+// skill's: the scan refuses it.)
+func TestMCPTextOrBlob(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{"empty.txt": "", "data.bin": "\x00\xff\x01", "notes.md": "héllo\n"}
+	fixture.WriteFile(t, filepath.Join(root, "mixed", "SKILL.md"), fixture.SkillMD("mixed"), 0o644)
+	for name, body := range files {
+		fixture.WriteFile(t, filepath.Join(root, "mixed", "docs", name), body, 0o644)
+	}
+	cat := catalog.New(catalog.Source{SkillsDir: root}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(cat, Options{MCP: mcpOptions(0)}, slog.New(slog.DiscardHandler))
+	s.SetReady(true)
+	cs := mcpConnect(t, "http://"+serveReal(t, s, transport.ConnLimits{})+"/mcp", mcpRevisions[0], nil)
+	for name, body := range files {
+		res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "skill://mixed/docs/" + name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		c := res.Contents[0]
+		wantText := name == "notes.md"
+		if got := c.Blob == nil; got != wantText {
+			t.Errorf("%s: text %v (blob %q, text %q), want text %v", name, got, c.Blob, c.Text, wantText)
+		}
+		if got := c.Text + string(c.Blob); got != body {
+			t.Errorf("%s: bytes %q, want %q", name, got, body)
+		}
+	}
+}

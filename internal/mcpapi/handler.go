@@ -45,9 +45,9 @@ func New(opts Options, reader func(*http.Request) (Reader, bool)) *Handler {
 // unseen, and hands the request to the SDK with its Reader.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
-		body, err := h.readBody(r)
+		body, status, err := h.readBody(r)
 		if err != nil {
-			writeError(w, http.StatusRequestEntityTooLarge, err.Error())
+			writeError(w, status, err.Error())
 			return
 		}
 		if err := h.checkMessages(body); err != nil {
@@ -64,21 +64,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.sdk.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), readerKey{}, rd)))
 }
 
-// readBody reads the body whole, up to mcp_max_request_bytes.
-func (h *Handler) readBody(r *http.Request) ([]byte, error) {
+// readBody reads the body whole, up to mcp_max_request_bytes; on an
+// error, status is the answer's.
+func (h *Handler) readBody(r *http.Request) (body []byte, status int, err error) {
 	max := h.api.opts.MaxRequestBytes
 	src := io.Reader(r.Body)
 	if max > 0 {
 		src = io.LimitReader(r.Body, max+1)
 	}
-	body, err := io.ReadAll(src)
+	body, err = io.ReadAll(src)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("reading the request: %v", err)
+		return nil, http.StatusBadRequest, fmt.Errorf("reading the request: %v", err)
 	case max > 0 && int64(len(body)) > max:
-		return nil, fmt.Errorf("the request is larger than %d bytes (mcp_max_request_bytes)", max)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("the request is larger than %d bytes (mcp_max_request_bytes)", max)
 	}
-	return body, nil
+	return body, 0, nil
 }
 
 // checkMessages refuses a batch of more than mcp_max_batch messages, and

@@ -2,6 +2,7 @@ package mcpapi
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -44,7 +45,8 @@ func (a *api) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.Read
 		return nil, invalidParams("no file at " + p.URI + "; skills/list lists every file of each skill")
 	}
 	if a.opts.MaxFileBytes > 0 && f.Size > a.opts.MaxFileBytes {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the file is larger than mcp_max_file_bytes; fetch it over HTTP from the URL the RFC index or /api/v1/ gives"}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("the file is %d bytes, more than mcp_max_file_bytes (%d) lets one answer carry; fetch it over HTTP at %s",
+			f.Size, a.opts.MaxFileBytes, rd.Feed.Prefix()+feed.ArtifactPath(f.Digest, f.Path))}
 	}
 	body, ok := rd.Blob(f.Digest)
 	if !ok {
@@ -55,7 +57,10 @@ func (a *api) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.Read
 	if textual(ct) && len(body) > 0 && utf8.Valid(body) {
 		c.Text = string(body)
 	} else {
-		c.Blob = append([]byte{}, body...) // never nil: an empty file is "blob": ""
+		c.Blob = body // read only; the SDK encodes it as base64
+		if c.Blob == nil {
+			c.Blob = []byte{} // an empty file is "blob": "", never no content
+		}
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}, Cacheable: a.cacheable(rd)}, nil
 }
