@@ -6,8 +6,8 @@
 // extension's methods skills/list and skills/get (skills.go), the
 // resource methods resources/list, resources/read,
 // resources/templates/list and resources/directory/read (resources.go),
-// and at the ground the cursors (cursor.go) and the method names
-// (methods.go).
+// and at the ground the cursors (cursor.go), the method names
+// (methods.go) and the SDK's log, at debug level (sdklog.go).
 //
 // It is stateless: no session outlives its HTTP request, so replicas
 // behind a load balancer answer alike and nothing grows with clients.

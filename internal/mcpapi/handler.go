@@ -28,7 +28,7 @@ func New(opts Options, reader func(*http.Request) (Reader, bool)) *Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:    true,
 		JSONResponse: true,
-		Logger:       opts.Log,
+		Logger:       sdkLogger(opts.Log),
 		// The body is read and bounded here (ServeHTTP), so that a
 		// request over mcp_max_request_bytes gets a JSON-RPC error.
 		MaxRequestBodyBytes: -1,

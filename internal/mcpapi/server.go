@@ -66,7 +66,7 @@ type api struct{ opts Options }
 // extension's methods and the resource methods answered from the view.
 func (a *api) server() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: a.opts.Name, Version: a.opts.Version}, &mcp.ServerOptions{
-		Logger: a.opts.Log,
+		Logger: sdkLogger(a.opts.Log),
 		Capabilities: &mcp.ServerCapabilities{
 			Resources:  &mcp.ResourceCapabilities{},
 			Extensions: map[string]any{skillsExtension: map[string]any{"directoryRead": true}},
