@@ -108,9 +108,6 @@ http {
 // TestCheckStaticFeeds checks static copies of our server's feed served
 // by nginx: the copy as it is passes; each copy with one thing broken
 // fails (or warns) naming the item and the rule.
-// staticNoMCP is the finding of every static host: no MCP endpoint.
-const staticNoMCP = "warning absent MCP endpoint"
-
 func TestCheckStaticFeeds(t *testing.T) {
 	skills, agents := exampleTree(t)
 	ts := startServer(t, "--skills", skills, "--agents", agents)
@@ -242,12 +239,6 @@ func TestCheckStaticFeeds(t *testing.T) {
 			args := append(slices.Clone(tt.args), sites[i].url)
 			code, r := checkJSON(t, args...)
 			got := findings(r)
-			// A static host answers no MCP: every check says so, once.
-			if i := slices.Index(got, staticNoMCP); i >= 0 {
-				got = slices.Delete(got, i, i+1)
-			} else {
-				t.Errorf("findings %q: want %q, as a static host has no MCP endpoint", got, staticNoMCP)
-			}
 			switch {
 			case tt.want != nil && !slices.Equal(got, tt.want):
 				t.Errorf("findings %q, want %q", got, tt.want)
@@ -255,17 +246,13 @@ func TestCheckStaticFeeds(t *testing.T) {
 				t.Errorf("no findings, want %s warnings", tt.every)
 			}
 			for _, f := range r.Findings {
-				if f.Rule == check.RuleAbsent && f.Item == "MCP endpoint" {
-					continue
-				}
 				if tt.every != "" && (f.Rule != tt.every || f.Severity != check.Warning) {
 					t.Errorf("finding %s %s %s (%s), want only %s warnings", f.Severity, f.Rule, f.Item, f.Message, tt.every)
 				}
 			}
 			if tt.at != nil {
 				want := strings.Replace(tt.at(t, mirrors[i]), mirrorOrigin, sites[i].url, 1)
-				fs := slices.DeleteFunc(slices.Clone(r.Findings), func(f check.Finding) bool { return f.Rule == check.RuleAbsent && f.Item == "MCP endpoint" })
-				if len(fs) == 0 || fs[0].URL != want {
+				if len(r.Findings) == 0 || r.Findings[0].URL != want {
 					t.Errorf("findings %+v: want the first at %s", r.Findings, want)
 				}
 			}

@@ -137,8 +137,9 @@ func sseData(b []byte) []byte {
 // WalkMCP walks the MCP endpoint and compares what it serves with the
 // RFC index of the same feed (rfc, which SyncSkills kept the files of):
 // the same skills, the same files with the same digests and sizes, and
-// bytes that hash to them. A feed without an endpoint is a warning
-// (RuleAbsent): only MCP hosts need one.
+// bytes that hash to them. A feed without an endpoint (404, 405, 501, or
+// a JSON-RPC error to server/discover) is not walked and no finding:
+// only MCP hosts need one, and a static host cannot serve it.
 func (c *Client) WalkMCP(ctx context.Context, rfc []RFCEntry) error {
 	const itemName = "MCP endpoint"
 	u := c.entry(pathMCP)
@@ -152,14 +153,7 @@ func (c *Client) WalkMCP(ctx context.Context, rfc []RFCEntry) error {
 	err := c.mcpCall(ctx, "server/discover", nil, &disc)
 	var v *Violation
 	if errors.As(err, &v) && v.Rule == RuleStatus && mcpAbsent[v.Status] || errors.As(err, new(*mcpRPCError)) {
-		if c.obs != nil {
-			why := err.Error()
-			if v != nil {
-				why = v.Msg
-			}
-			c.obs.warn(&Violation{Rule: RuleAbsent, Item: itemName, URL: u, Msg: "no MCP endpoint of revision " + mcpRevision + " answers server/discover here (" + why + "): MCP hosts cannot read the skills"})
-		}
-		return nil
+		return nil // no endpoint (a static host cannot have one): nothing to walk
 	}
 	if err != nil {
 		return at(err, itemName, u)
