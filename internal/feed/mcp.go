@@ -93,9 +93,12 @@ type mcpView struct {
 func (f *Feed) MCPSkills() []MCPSkill {
 	f.mcp.once.Do(func() {
 		f.mcp.latest = make([]MCPSkill, len(f.Skills))
+		var n int64
 		for i, sk := range f.Skills {
 			f.mcp.latest[i] = mcpSkill(sk, sk.Latest, mcpRoot(sk.Name, ""))
+			n += int64(len(f.mcp.latest[i].Entry)) + docOverhead
 		}
+		f.docs.bytes.Add(n) // counted with the documents (Bytes)
 	})
 	return f.mcp.latest
 }

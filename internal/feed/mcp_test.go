@@ -204,3 +204,16 @@ func TestMCPEscapedPaths(t *testing.T) {
 		t.Errorf("escaped uri finds %+v %v", file, ok)
 	}
 }
+
+// The rendered entries count in the feed's bytes, as its documents do.
+func TestMCPSkillsCountInBytes(t *testing.T) {
+	f := scanTree(t, Tree{SkillsDir: "../../testdata/skills"})
+	before := f.Bytes()
+	var n int64
+	for _, s := range f.MCPSkills() {
+		n += int64(len(s.Entry))
+	}
+	if got := f.Bytes() - before; got < n {
+		t.Errorf("the feed's bytes grew by %d; its entries hold %d", got, n)
+	}
+}
