@@ -3,6 +3,7 @@ package check
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/skillserver/skillserver/api"
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
 )
 
@@ -327,11 +329,57 @@ func (c *Client) checkAgentCard(ctx context.Context) error {
 		if err := schema.Validate(doc); err != nil {
 			errs = append(errs, &Violation{Rule: RuleAgentCard, Item: itemName, URL: u, Msg: "not an A2A v0.3.0 AgentCard: " + schemaErrors(err)})
 		}
+		for _, msg := range registryProblems(b) {
+			c.obs.warn(&Violation{Rule: RuleAgentRegistry, Item: itemName, URL: u, Msg: msg})
+		}
 	}
 	if absent == len(paths) {
 		c.obs.warn(&Violation{Rule: RuleAbsent, Item: itemName, URL: c.entry(paths[0]), Msg: "no agent card at " + strings.Join(paths, " or ") + " (404): A2A gateways and catalogues see nothing"})
 	}
 	return errors.Join(errs...)
+}
+
+// registryProblems lists what agent registries that register an agent by
+// its card's URL (a2aregistry.org and others) refuse beyond the A2A
+// schema: a name, a description, an absolute http(s) url and a semver
+// version, and for each skill a non-empty id, name and description and
+// tags as an array of strings.
+func registryProblems(card []byte) []string {
+	var c struct {
+		Name, Description, URL, Version string
+		Skills                          []struct {
+			ID, Name, Description string
+			Tags                  *[]any
+		}
+	}
+	if json.Unmarshal(card, &c) != nil {
+		return nil // the schema check says why
+	}
+	var out []string
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	if blank(c.Name) || blank(c.Description) {
+		out = append(out, "name and description must not be empty: agent registries refuse the card")
+	}
+	if u, err := url.Parse(c.URL); err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		out = append(out, fmt.Sprintf("url %q is not an absolute http(s) URL: agent registries refuse the card", c.URL))
+	}
+	if item.Semver(c.Version) != c.Version {
+		out = append(out, fmt.Sprintf("version %q is not semver (such as 1.2.0, or 0.0.0-dev for an unreleased build): agent registries and manifests that require semver refuse it", c.Version))
+	}
+	for i, sk := range c.Skills {
+		tags := sk.Tags != nil
+		if tags {
+			for _, t := range *sk.Tags {
+				if _, ok := t.(string); !ok {
+					tags = false
+				}
+			}
+		}
+		if blank(sk.ID) || blank(sk.Name) || blank(sk.Description) || !tags {
+			out = append(out, fmt.Sprintf("skills[%d] (%q) needs a non-empty id, name and description and tags as an array of strings: agent registries refuse the card", i, sk.ID))
+		}
+	}
+	return out
 }
 
 var (

@@ -59,6 +59,7 @@ const (
 	RuleCompression    Rule = "http-compression"  // an artifact is sent with Content-Encoding to a client that accepts it
 	RuleHead           Rule = "http-head"         // HEAD does not answer like GET
 	RuleContentType    Rule = "http-content-type" // a Content-Type clients misread
+	RuleAgentRegistry  Rule = "agent-registry"    // the agent card breaks a rule only agent registries apply (semver version, non-empty skill fields, tags arrays)
 )
 
 // severity is every rule's severity.
@@ -71,7 +72,7 @@ var severity = map[Rule]Severity{
 	RuleConsistency: Error, RuleAgentCard: Error, RuleMCP: Error,
 
 	RuleAbsent: Warning, RuleManifestSchema: Warning, RuleRedirect: Warning,
-	RuleCompression: Warning, RuleHead: Warning, RuleContentType: Warning,
+	RuleCompression: Warning, RuleHead: Warning, RuleContentType: Warning, RuleAgentRegistry: Warning,
 }
 
 // Severity is how bad breaking r is.

@@ -285,3 +285,14 @@ func TestTwoScansRenderTheSameDocuments(t *testing.T) {
 		}
 	}
 }
+
+// The agent card's version is always semver, as agent registries require:
+// a release's without its "v", else 0.0.0-dev.
+func TestAgentCardVersionIsSemver(t *testing.T) {
+	for in, want := range map[string]string{"": "0.0.0-dev", "dev": "0.0.0-dev", "v0.2.0": "0.2.0", "v0.2.0-dev-abc1234": "0.2.0-dev-abc1234"} {
+		f := New(Input{Generation: 1, Source: itemSource{}, Server: ServerInfo{Name: "s", Version: in}, Shared: NewSharedCache(testCacheBytes)})
+		if got := f.agentCard("https://x").Version; got != want {
+			t.Errorf("build %q: card version %q, want %q", in, got, want)
+		}
+	}
+}

@@ -280,9 +280,9 @@ func (f *Feed) agentCard(base string) agentCard {
 	if info.Name == "" {
 		info.Name = "skillserver"
 	}
-	if info.Version == "" {
-		info.Version = "dev"
-	}
+	// Agent registries require a semver version; a build without a
+	// release version says 0.0.0-dev.
+	info.Version = item.Semver(info.Version)
 	if info.Description == "" {
 		info.Description = "Publishes agent skills and sub-agents."
 	}

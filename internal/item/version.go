@@ -164,3 +164,18 @@ func IsUpdate(latest string, latestDigest content.Digest, current string, digest
 		return current != latest
 	}
 }
+
+// DevSemver is the semver of a build that has no version of its own.
+const DevSemver = "0.0.0-dev"
+
+// Semver is v as a semver 2.0.0 string, as agent registries require of a
+// card's version: without a leading "v" when the rest is strict semver
+// ("v0.2.0" is "0.2.0", "0.2.0-dev-abc1234" stays), else DevSemver
+// ("dev", "(devel)", "").
+func Semver(v string) string {
+	s := strings.TrimPrefix(v, "v")
+	if _, err := semver.StrictNewVersion(s); err != nil {
+		return DevSemver
+	}
+	return s
+}

@@ -42,3 +42,13 @@ func TestVersionOrder(t *testing.T) {
 		})
 	}
 }
+
+func TestSemver(t *testing.T) {
+	for in, want := range map[string]string{"v0.2.0": "0.2.0", "1.2.3-test": "1.2.3-test", "v0.2.0-dev-abc1234": "0.2.0-dev-abc1234",
+		"v0.2.0-dev-abc1234-dirty": "0.2.0-dev-abc1234-dirty", "dev": DevSemver, "": DevSemver, "(devel)": DevSemver, "1.2": DevSemver,
+		"v0.0.0-20261203101010-abcdefabcdef": "0.0.0-20261203101010-abcdefabcdef", "1.0.0+build.1": "1.0.0+build.1"} {
+		if got := Semver(in); got != want {
+			t.Errorf("Semver(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
