@@ -51,6 +51,7 @@ var goldenSchemas = map[string]string{
 	"api-subagent.json":          "api-subagent",
 	"api-subagent-version.json":  "api-subagent-version",
 	"agent-card.json":            "agent-card",
+	"ai-catalog.json":            "ai-catalog",
 	"legacy-index.json":          "legacy-index",
 	"scoped-index.json":          "scoped-index",
 	// The same documents read from git checkouts, with provenance.
@@ -299,5 +300,53 @@ func TestAgentCardMatchesA2A(t *testing.T) {
 	delete(skills[0].(map[string]any), "tags")
 	if err := card.Validate(doc); err == nil {
 		t.Error("the A2A AgentCard schema accepts a skill without tags")
+	}
+}
+
+// aiCatalogSchema is ARD v0.9's own AI catalogue schema (Draft 2020-12),
+// copied unchanged (see reference/README.md).
+const aiCatalogSchema = "reference/ai-catalog.schema.json"
+
+// ardSchema compiles ARD's AI catalogue schema.
+func ardSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	const id = "https://raw.githubusercontent.com/ards-project/ard-spec/main/spec/schemas/ai-catalog.schema.json"
+	if err := c.AddResource(id, readJSON(t, aiCatalogSchema)); err != nil {
+		t.Fatal(err)
+	}
+	schema, err := c.Compile(id)
+	if err != nil {
+		t.Fatalf("compile %s: %v", aiCatalogSchema, err)
+	}
+	return schema
+}
+
+// TestAICatalogMatchesARD validates the AI catalogue against ARD's schema
+// itself, not only against our stricter ai-catalog.schema.json: the
+// golden catalogue the server renders and every valid example; and the
+// schema must be strict enough to matter.
+func TestAICatalogMatchesARD(t *testing.T) {
+	schema := ardSchema(t)
+	golden := filepath.Join(goldenDir, "ai-catalog.json")
+	for _, f := range append([]string{golden}, exampleFiles(t, "valid", "ai-catalog")...) {
+		if err := schema.Validate(readJSON(t, f)); err != nil {
+			t.Errorf("%s is not an ARD AI catalogue:\n%v", f, err)
+		}
+	}
+	for name, mutate := range map[string]func(doc map[string]any){
+		"no specVersion":   func(doc map[string]any) { delete(doc, "specVersion") },
+		"an unknown key":   func(doc map[string]any) { doc["collections"] = []any{} },
+		"a bad identifier": func(doc map[string]any) { doc["entries"].([]any)[0].(map[string]any)["identifier"] = "urn:ai:x" },
+		"one query": func(doc map[string]any) {
+			doc["entries"].([]any)[0].(map[string]any)["representativeQueries"] = []any{"q"}
+		},
+		"no url and no data": func(doc map[string]any) { delete(doc["entries"].([]any)[0].(map[string]any), "url") },
+	} {
+		doc := readJSON(t, golden).(map[string]any)
+		mutate(doc)
+		if err := schema.Validate(doc); err == nil {
+			t.Errorf("ARD's schema accepts a catalogue with %s", name)
+		}
 	}
 }

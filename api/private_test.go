@@ -1,14 +1,18 @@
 package api_test
 
 import (
+	"bytes"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/export"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/httpapi"
@@ -153,4 +157,66 @@ func linkValues(v any) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestPrivateAICatalogMatchesARD: the AI catalogue a read token sees is
+// valid ARD, with the token in either form and scoped; the scoped one
+// lists only the token's items; and so is the catalogue an export writes.
+func TestPrivateAICatalogMatchesARD(t *testing.T) {
+	schema := ardSchema(t)
+	h := privateServer(t)
+	for _, tc := range []struct {
+		name, target string
+		header       []string
+		entries      int
+	}{
+		{"bearer", "/.well-known/ai-catalog.json", []string{"Authorization", "Bearer " + readAll}, 1 + 5 + 2},
+		{"path token", "/t/" + readAll + "/.well-known/ard.json", nil, 1 + 5 + 2},
+		{"scoped", "/t/" + readTeam + "/.well-known/ai-catalog.json", nil, 1 + 2 + 1},
+	} {
+		req := httptest.NewRequest(http.MethodGet, tc.target, nil)
+		for i := 0; i+1 < len(tc.header); i += 2 {
+			req.Header.Set(tc.header[i], tc.header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		doc, err := jsonschema.UnmarshalJSON(rec.Body)
+		if rec.Code != http.StatusOK || err != nil {
+			t.Fatalf("%s: %d %v", tc.name, rec.Code, err)
+		}
+		if err := schema.Validate(doc); err != nil {
+			t.Errorf("%s: not an ARD AI catalogue: %v", tc.name, err)
+		}
+		if n := len(doc.(map[string]any)["entries"].([]any)); n != tc.entries {
+			t.Errorf("%s: %d entries, want %d", tc.name, n, tc.entries)
+		}
+	}
+
+	skills, agents := fixture.ExampleTree(t, "..")
+	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents}, slog.New(slog.DiscardHandler))
+	snap, err := cat.Reload(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := export.Files(snap.Feed(), snap.Store, export.Options{BaseURL: "https://skills.example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, f := range files {
+		if !slices.Contains(feed.DocAICatalog.Patterns(), "/"+f.Key) {
+			continue
+		}
+		found++
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(f.Body))
+		if err != nil || f.ContentType != feed.AICatalogContentType {
+			t.Fatalf("exported %s: %v, %s", f.Key, err, f.ContentType)
+		}
+		if err := schema.Validate(doc); err != nil {
+			t.Errorf("exported %s: not an ARD AI catalogue: %v", f.Key, err)
+		}
+	}
+	if found != 2 {
+		t.Errorf("the export holds %d AI catalogues, want ai-catalog.json and ard.json", found)
+	}
 }

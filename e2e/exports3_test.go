@@ -174,6 +174,8 @@ func checkBucket(t *testing.T, b *blob.Bucket, want map[string][]byte) {
 			wantCT, wantCD = export.ArtifactType(feed.ContentType(key))
 		case key == ".well-known/api-catalog":
 			wantCT = feed.APICatalogContentType
+		case slices.Contains(feed.DocAICatalog.Patterns(), "/"+key):
+			wantCT = feed.DocAICatalog.ContentType()
 		case key == "openapi.yaml":
 			wantCT = feed.OpenAPIContentType
 		case !strings.HasSuffix(key, ".json"):

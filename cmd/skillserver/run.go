@@ -37,7 +37,7 @@ import (
 // error.
 func source(cfg *config.Config) (catalog.Source, error) {
 	src := catalog.Source{PageSize: cfg.PageSize, Provenance: cfg.Provenance, Server: feed.ServerInfo{
-		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: build().Version,
+		Name: cfg.ServerName, Description: cfg.ServerDesc, Version: build().Version, Publisher: cfg.CatalogPub,
 	}, Limits: scan.Limits{
 		MaxFileBytes: cfg.MaxFileBytes, MaxFiles: cfg.MaxFiles, MaxTotalBytes: cfg.MaxTotalBytes, MaxFolderDepth: cfg.MaxFolderDepth,
 		Frontmatter: skill.Limits{

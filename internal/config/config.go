@@ -53,6 +53,7 @@ type Config struct {
 	MetricsPprof    bool          `mapstructure:"metrics_pprof"`
 	ServerName      string        `mapstructure:"server_name"`
 	ServerDesc      string        `mapstructure:"server_description"`
+	CatalogPub      string        `mapstructure:"catalog_publisher"`
 	Watch           bool          `mapstructure:"watch"`
 	Provenance      bool          `mapstructure:"provenance"`
 	WatchDebounce   time.Duration `mapstructure:"watch_debounce"`
@@ -201,6 +202,7 @@ var Keys = []Key{
 	{Name: "catalogue_page_size", Flag: "catalogue-page-size", Default: 100, Help: "most skills and sub-agents one page of the HTML catalogue (/ in a browser) lists; more are on ?page=2 and on", Min: 1, MinWhy: "a page lists at least one item"},
 	{Name: "server_name", Flag: "server-name", Default: "skillserver", Help: "this server's name in the A2A agent card; one lower-hyphen-case word such as team-skills"},
 	{Name: "server_description", Flag: "server-description", Default: "Publishes agent skills and sub-agents from a directory: the Agent Skills Discovery feed, a native manifest, search and raw bytes.", Help: "this server's description in the A2A agent card"},
+	{Name: "catalog_publisher", Flag: "catalog-publisher", Default: "", Help: "the domain name the AI catalogue's urn:air identifiers are minted under (/.well-known/ai-catalog.json: urn:air:<publisher>:skills:<name>); they must stay the same on every replica and in every export, so set it to the domain the team owns, such as skills.example.com (never derived from a request or base_url, which replicas and exports may not share). Empty: <server_name>.localhost, a name no one else can hold"},
 	{Name: "metrics_listen", Flag: "metrics-listen", Default: "", Help: "serve /metrics on this separate address (e.g. :9090) instead of the main listener"},
 	{Name: "metrics_pprof", Flag: "metrics-pprof", Default: false, Help: "also serve Go's runtime profiles (net/http/pprof: CPU, heap, goroutines, ...) under /debug/pprof/ on metrics_listen, never on the main listener; needs metrics_listen. A CPU profile costs the server a few percent while it runs"},
 	{Name: "metrics_max_connections", Flag: "metrics-max-connections", Default: 16, Help: "most connections open at once on metrics_listen, and never more than max_connections; at the cap a new one evicts an idle one, as on the main listener", Min: 1, MinWhy: "each connection holds an open file"},
@@ -239,6 +241,10 @@ var Keys = []Key{
 }
 
 var serverNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// publisherRE is what an urn:air identifier's publisher may be (ARD's
+// schema): a domain name, no port.
+var publisherRE = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9.-]*[a-zA-Z0-9])?$`)
 
 // allowedHostRE is the shape of an allowed_hosts entry: a DNS name or an
 // IP literal, with an optional port.
@@ -424,6 +430,9 @@ func (c *Config) validate() error {
 	errs = append(errs, c.numberErrors()...)
 	if !serverNameRE.MatchString(c.ServerName) || len(c.ServerName) > 64 {
 		errs = append(errs, fmt.Errorf("server_name %q: must be lower-hyphen-case, 1-64 characters (e.g. team-skills)", c.ServerName))
+	}
+	if c.CatalogPub != "" && !publisherRE.MatchString(c.CatalogPub) {
+		errs = append(errs, fmt.Errorf("catalog_publisher %q: must be a domain name of letters, digits, dots and hyphens, without a port (e.g. skills.example.com)", c.CatalogPub))
 	}
 	if strings.TrimSpace(c.ServerDesc) == "" {
 		errs = append(errs, errors.New("server_description: must not be empty"))

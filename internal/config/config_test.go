@@ -152,6 +152,8 @@ func TestRejects(t *testing.T) {
 		{"missing file", nil, map[string]string{"SKILLSERVER_CONFIG": "/nonexistent/skillserver.yaml"}, "", "config file"},
 		{"one-character admin token", nil, map[string]string{"SKILLSERVER_ADMIN_TOKEN": "x"}, "", "admin_token: shorter than 16 characters, which can be guessed; make one with `openssl rand -hex 24`"},
 		{"15-character admin token in the file", nil, nil, "admin_token: abcdefghijklmno\n", "admin_token: shorter than 16 characters"},
+		{"publisher with a port", []string{"--catalog-publisher", "skills.example.com:8080"}, nil, "", `catalog_publisher "skills.example.com:8080": must be a domain name`},
+		{"publisher with an underscore", nil, map[string]string{"SKILLSERVER_CATALOG_PUBLISHER": "my_team.example"}, "", "catalog_publisher"},
 		{"negative auth failures", []string{"--auth-failures-per-minute", "-1"}, nil, "", "auth_failures_per_minute -1: must not be negative (0 is off)"},
 	}
 	for _, tt := range tests {

@@ -143,7 +143,7 @@ func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
 		paths := []string{key.Path()}
 		entry := len(feed.Params(key.Kind.Patterns()[0])) == 0
 		if entry {
-			paths = key.Kind.Patterns() // the agent card answers at both paths
+			paths = key.Kind.Patterns() // the agent card and the AI catalogue answer at both paths
 		}
 		rank, ok := docRanks[key.Kind]
 		switch {
@@ -154,7 +154,7 @@ func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
 			rank = rankItem
 		}
 		for _, p := range paths {
-			if err := add(p, doc.Body, feed.JSONContentType, feed.CacheShort, rank); err != nil {
+			if err := add(p, doc.Body, key.Kind.ContentType(), feed.CacheShort, rank); err != nil {
 				return nil, err
 			}
 		}

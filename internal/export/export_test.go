@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/export"
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
 )
 
@@ -99,6 +100,9 @@ func advertised(t *testing.T, tree map[string][]byte) map[string][]byte {
 		}
 		for _, m := range urlRE.FindAllSubmatch(body, -1) {
 			u := string(m[1])
+			if !strings.HasPrefix("/"+u, strings.TrimSuffix(feed.PathBlob, "{digest}")) {
+				continue // a document's URL (the AI catalogue names the agent card's), not an artifact's
+			}
 			b, ok := tree[u]
 			if !ok {
 				t.Errorf("%s advertises %s, which the export does not hold", p, u)

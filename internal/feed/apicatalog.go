@@ -47,6 +47,7 @@ var catalogAPIs = []catalogAPI{
 	{TargetLink: TargetLink{Href: docPaths[DocRFCIndex][0], Type: "application/json", Title: "Agent Skills Discovery index"}},
 	{TargetLink: TargetLink{Href: docPaths[DocManifest][0], Type: "application/json", Title: "Native manifest of skills and sub-agents"}},
 	{TargetLink: TargetLink{Href: docPaths[DocAgentCard][0], Type: "application/json", Title: "A2A agent card"}},
+	{TargetLink: TargetLink{Href: docPaths[DocAICatalog][0], Type: AICatalogContentType, Title: "AI catalogue (Agentic Resource Discovery)"}},
 	{TargetLink: TargetLink{Href: PathSkillSearch, Type: "application/json", Title: "Read API: search, skills, versions and update checks"}, dynamic: true},
 }
 
@@ -93,5 +94,9 @@ func RootLinks(prefix string) string {
 	for _, api := range catalogAPIs {
 		links = append(links, "<"+prefix+api.Href+`>; rel="item"; type="`+api.Type+`"`)
 	}
+	// The AI catalogue's own relations: ARD v0.9 and the AI Catalog name
+	// "ai-catalog", ARD v0.91 "ard" (at its newer path).
+	links = append(links, "<"+prefix+docPaths[DocAICatalog][0]+`>; rel="ai-catalog"`,
+		"<"+prefix+docPaths[DocAICatalog][1]+`>; rel="ard"`)
 	return strings.Join(links, ", ")
 }

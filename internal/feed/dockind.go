@@ -24,6 +24,7 @@ const (
 	DocAgentCard
 	DocLegacyIndex
 	DocScopedIndex
+	DocAICatalog
 	docKinds // one past the last
 )
 

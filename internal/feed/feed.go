@@ -2,7 +2,8 @@
 // in them. Each file uses only files below it. From the top: a view's
 // documents, rendered once and spliced per base URL (documents.go); the
 // table of document kinds and how each is rendered (kinds.go); the
-// renderers: the MCP skills extension's view (mcp.go), the read API, the agent card and the legacy and scoped
+// renderers: the MCP skills extension's view (mcp.go), the AI catalogue
+// (aicatalog.go), the read API, the agent card and the legacy and scoped
 // indexes (readapi.go), search (find.go), the API catalogue
 // (apicatalog.go), the native tree (tree.go), the RFC index (rfc.go),
 // the artifact tables (artifacts.go), the views (view.go) and where each
@@ -144,6 +145,22 @@ type ServerInfo struct {
 	Name        string // lower-hyphen-case
 	Description string
 	Version     string // the binary's version
+	// Publisher is the domain name the AI catalogue's urn:air
+	// identifiers are minted under (catalog_publisher); "" is
+	// Name.localhost, a name no one else can hold.
+	Publisher string
+}
+
+// publisher is the publisher of the AI catalogue's identifiers.
+func (s ServerInfo) publisher() string {
+	if s.Publisher != "" {
+		return s.Publisher
+	}
+	name := s.Name
+	if name == "" {
+		name = "skillserver"
+	}
+	return name + ".localhost"
 }
 
 // searchIndexes are built on the first search of a snapshot, once.

@@ -18,6 +18,8 @@ type kindInfo struct {
 	// identity is, for a page kind, the kind of the identity document
 	// of an item named "pages", whose path the page pattern matches.
 	identity DocKind
+	// contentType is the document's media type; "" is JSONContentType.
+	contentType string
 	// render builds the document for key; ok is false when the view
 	// has none. base is the base URL to make URLs absolute with.
 	render func(f *Feed, base string, key DocKey) (any, bool)
@@ -66,6 +68,16 @@ var kinds = [docKinds]kindInfo{
 	DocAgentCard:   {absolute: true, render: func(f *Feed, base string, _ DocKey) (any, bool) { return f.agentCard(base), true }},
 	DocLegacyIndex: {render: func(f *Feed, _ string, _ DocKey) (any, bool) { return f.legacyIndex(), true }},
 	DocScopedIndex: {absolute: true, render: func(f *Feed, base string, k DocKey) (any, bool) { return f.scopedIndex(base, k.Name) }},
+	DocAICatalog: {absolute: true, contentType: AICatalogContentType,
+		render: func(f *Feed, base string, _ DocKey) (any, bool) { return f.aiCatalog(base), true }},
+}
+
+// ContentType is the media type documents of kind k are served with.
+func (k DocKind) ContentType() string {
+	if k.valid() && kinds[k].contentType != "" {
+		return kinds[k].contentType
+	}
+	return JSONContentType
 }
 
 // Kinds lists every document kind.

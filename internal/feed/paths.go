@@ -22,7 +22,8 @@ const (
 )
 
 // docPaths are the paths of each document kind; the first is the one
-// documents link to, any other (the agent card's older path) answers too.
+// documents link to, any other (the agent card's older path, the AI
+// catalogue's newer one) answers too.
 var docPaths = [...][]string{
 	DocRFCIndex:           {"/.well-known/agent-skills/index.json"},
 	DocManifest:           {"/manifest.json"},
@@ -42,6 +43,9 @@ var docPaths = [...][]string{
 	DocAgentCard:          {"/.well-known/agent-card.json", "/.well-known/agent.json"},
 	DocLegacyIndex:        {"/.well-known/skills/index.json"},
 	DocScopedIndex:        {"/skill/{name}/.well-known/agent-skills/index.json"},
+	// ARD v0.9 and the AI Catalog name ai-catalog.json; ARD v0.91 moved
+	// to ard.json, which its consumers fetch first.
+	DocAICatalog: {"/.well-known/ai-catalog.json", "/.well-known/ard.json"},
 }
 
 // Paths that are not documents of the feed: searches, the update check,

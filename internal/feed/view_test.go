@@ -200,9 +200,10 @@ func TestStaticViews(t *testing.T) {
 			hrefs[k.Path()] = true
 		}
 		// 22 tree documents (a page for each tree), the RFC index, the
-		// agent card, the legacy index and one scoped index per skill.
-		if len(keys) != 22+3+5 || len(hrefs) != len(keys) {
-			t.Errorf("%d static keys (%d paths), want 30", len(keys), len(hrefs))
+		// agent card, the legacy index, the AI catalogue and one scoped
+		// index per skill.
+		if len(keys) != 22+4+5 || len(hrefs) != len(keys) {
+			t.Errorf("%d static keys (%d paths), want 31", len(keys), len(hrefs))
 		}
 		for _, k := range keys {
 			d, ok := s.Document(base, k)

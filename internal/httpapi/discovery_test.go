@@ -38,7 +38,7 @@ func TestAPICatalog(t *testing.T) {
 	for _, it := range ls.Linkset[0].Item {
 		items = append(items, strings.TrimPrefix(it.Href, base))
 	}
-	want := []string{"/.well-known/agent-skills/index.json", "/manifest.json", "/.well-known/agent-card.json", "/api/v1/skills"}
+	want := []string{"/.well-known/agent-skills/index.json", "/manifest.json", "/.well-known/agent-card.json", "/.well-known/ai-catalog.json", "/api/v1/skills"}
 	if strings.Join(items, " ") != strings.Join(want, " ") {
 		t.Errorf("items %q, want %q", items, want)
 	}

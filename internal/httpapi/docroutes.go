@@ -34,7 +34,7 @@ func (s *Server) handleDocument(resolve docKeyFunc) http.HandlerFunc {
 			s.fail(w, r, fmt.Errorf("%w: no document at %s", errNotFound, r.URL.Path))
 			return
 		}
-		s.serveDocument(w, r, found.Doc, jsonContentTypes)
+		s.serveDocument(w, r, found.Doc, docContentTypes[key.Kind])
 	}
 }
 

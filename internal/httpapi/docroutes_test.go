@@ -3,15 +3,19 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
 	"github.com/skillserver/skillserver/internal/content"
@@ -288,5 +292,52 @@ func TestDocumentsCompressWhenAsked(t *testing.T) {
 	}
 	if r := do(t, s, "GET", "/api/v1/skills/k8s-deploy/1.2.0/archive.zip", "Accept-Encoding", "gzip"); r.header.Get("Content-Encoding") != "" {
 		t.Error("an artifact was compressed")
+	}
+}
+
+// TestAICatalogGolden: the AI catalogue of the example tree, as its own
+// media type, the same bytes at ARD v0.91's path; scoped, it lists only
+// the token's skills, and under a path token its URLs carry the token.
+func TestAICatalogGolden(t *testing.T) {
+	s, _ := newTestServer(t, Options{BaseURL: testBase})
+	r := do(t, s, "GET", "/.well-known/ai-catalog.json")
+	if r.code != 200 || r.header.Get("Content-Type") != "application/ai-catalog+json" || r.header.Get("ETag") == "" {
+		t.Fatalf("status %d, type %q, etag %q", r.code, r.header.Get("Content-Type"), r.header.Get("ETag"))
+	}
+	checkGolden(t, "ai-catalog.json", r.body)
+	if ard := do(t, s, "GET", "/.well-known/ard.json"); !bytes.Equal(ard.body, r.body) {
+		t.Errorf("ard.json differs from ai-catalog.json")
+	}
+	if nm := do(t, s, "GET", "/.well-known/ai-catalog.json", "If-None-Match", r.header.Get("ETag")); nm.code != http.StatusNotModified {
+		t.Errorf("revalidation: %d", nm.code)
+	}
+
+	const all, team = "read-all-0123456789abcdef", "read-team-0123456789abcde"
+	set, err := access.Parse(strings.NewReader("all "+all+" *\nteam "+team+" code-* changelog-reviewer\n"), "tokens")
+	if err != nil {
+		t.Fatal(err)
+	}
+	private, _ := newTestServer(t, Options{BaseURL: testBase, ReadTokens: tokenSet{set}})
+	r = do(t, private, "GET", "/t/"+team+"/.well-known/ai-catalog.json")
+	var doc struct {
+		Entries []struct{ Identifier, URL string }
+	}
+	if err := json.Unmarshal(r.body, &doc); err != nil || r.code != 200 {
+		t.Fatalf("scoped: %d %v", r.code, err)
+	}
+	var ids []string
+	for _, e := range doc.Entries {
+		ids = append(ids, e.Identifier)
+		if !strings.HasPrefix(e.URL, testBase+"/t/"+team+"/") {
+			t.Errorf("%s: url %s does not carry the path token", e.Identifier, e.URL)
+		}
+	}
+	want := []string{"urn:air:skillserver.localhost:agent:skillserver", "urn:air:skillserver.localhost:skills:code-review",
+		"urn:air:skillserver.localhost:subagents:changelog-reviewer"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("scoped entries %q, want %q", ids, want)
+	}
+	if r := do(t, private, "GET", "/.well-known/ai-catalog.json"); r.code != http.StatusUnauthorized {
+		t.Errorf("private without a token: %d", r.code)
 	}
 }

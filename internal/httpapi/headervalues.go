@@ -24,4 +24,16 @@ var (
 	gzipEncoding         = []string{"gzip"}
 	nosniff              = []string{"nosniff"}
 	sandboxed            = []string{"default-src 'none'; sandbox"}
+	// docContentTypes holds each document kind's Content-Type value.
+	docContentTypes = func() map[feed.DocKind][]string {
+		m := map[feed.DocKind][]string{}
+		for _, k := range feed.Kinds() {
+			if ct := k.ContentType(); ct == jsonContentType {
+				m[k] = jsonContentTypes
+			} else {
+				m[k] = []string{ct}
+			}
+		}
+		return m
+	}()
 )
