@@ -3,7 +3,8 @@
 // documents, rendered once and spliced per base URL (documents.go); the
 // table of document kinds and how each is rendered (kinds.go); the
 // renderers: the MCP skills extension's view (mcp.go), the AI catalogue
-// (aicatalog.go), the read API, the agent card and the legacy and scoped
+// (aicatalog.go), the ClawHub-compatible read API (clawhub.go), the read
+// API, the agent card and the legacy and scoped
 // indexes (readapi.go), search (find.go), the API catalogue
 // (apicatalog.go), the native tree (tree.go), the RFC index (rfc.go),
 // the artifact tables (artifacts.go), the views (view.go) and where each

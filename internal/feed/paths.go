@@ -90,6 +90,23 @@ const (
 	PathTokenPrefix = "/t/"
 )
 
+// The ClawHub-compatible read API (clawhub.go), under a prefix of its own
+// so that its /api/v1 never meets the read API's; the clawhub CLI finds
+// it through PathClawHubDiscovery.
+const (
+	PathClawHubDiscovery = "/.well-known/clawhub.json"
+	PathClawHub          = "/clawhub"
+	PathClawHubSearch    = PathClawHub + "/api/v1/search"
+	PathClawHubSkills    = PathClawHub + "/api/v1/skills"
+	PathClawHubSkill     = PathClawHubSkills + "/{name}"
+	PathClawHubVersions  = PathClawHubSkill + "/versions"
+	PathClawHubVersion   = PathClawHubVersions + "/{version}"
+	PathClawHubFile      = PathClawHubSkill + "/file"
+	PathClawHubDownload  = PathClawHub + "/api/v1/download"
+	PathClawHubResolve   = PathClawHub + "/api/v1/resolve"
+	PathClawHubWhoami    = PathClawHub + "/api/v1/whoami"
+)
+
 // The HTML catalogue (internal/page). The catalogue itself is PathRoot
 // for a client that prefers HTML; the other pages live under /ui/, which
 // no document, artifact or API route uses, and the operator's view of

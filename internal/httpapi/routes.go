@@ -43,6 +43,19 @@ func (s *Server) registerRoutes(r chi.Router) {
 	// session is kept: no stream to open, none to end.
 	routePost(r, feed.PathMCP, s.handleMCP)
 
+	// The ClawHub-compatible read API (docs/http-api.md, "ClawHub read
+	// API"), under its own prefix; its writes are refused (clawWrite).
+	routeGet(r, feed.PathClawHubDiscovery, s.handleClawHubDiscovery)
+	routeGet(r, feed.PathClawHubSearch, s.handleClawHubSearch)
+	routeGet(r, feed.PathClawHubSkills, s.handleClawHubList)
+	routeGet(r, feed.PathClawHubSkill, s.handleClawHubSkill)
+	routeGet(r, feed.PathClawHubVersions, s.handleClawHubVersions)
+	routeGet(r, feed.PathClawHubVersion, s.handleClawHubVersion)
+	routeGet(r, feed.PathClawHubFile, s.handleClawHubFile)
+	routeGet(r, feed.PathClawHubDownload, s.handleClawHubDownload)
+	routeGet(r, feed.PathClawHubResolve, s.handleClawHubResolve)
+	routeGet(r, feed.PathClawHubWhoami, s.handleClawHubWhoami)
+
 	// Search and the update check (docs/http-api.md, "Search and read API").
 	routeGet(r, feed.PathSkillSearch, s.handleSearch(false))
 	routePost(r, feed.PathCheckUpdates, s.handleCheckUpdates)
@@ -139,6 +152,10 @@ func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s.router = r
 	r.Use(layer.Wrap, s.recoverPanics, s.cors, s.authenticate, s.parseQuery)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		if clawWrite(r) {
+			s.handleClawHubWrite(w, r)
+			return
+		}
 		s.fail(w, r, errNotFound)
 	})
 	r.MethodNotAllowed(s.methodNotAllowed)
@@ -207,6 +224,10 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Allow", strings.Join(allow, ", "))
+	if clawWrite(r) {
+		clawText(w, http.StatusMethodNotAllowed, clawReadOnly)
+		return
+	}
 	s.fail(w, r, errMethodNotAllowed)
 }
 
