@@ -39,7 +39,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			r2.URL = rest
 			r = &r2
 		}
-		if openRoutes[r.URL.Path] {
+		// ClawHub's discovery document names only where the API is; the
+		// clawhub CLI fetches it at the host's root without a token
+		// before it sends its configured one. Under a path token it is
+		// the token's (its apiBase carries the token).
+		if openRoutes[r.URL.Path] || !pathForm && r.URL.Path == feed.PathClawHubDiscovery {
 			next.ServeHTTP(w, r)
 			return
 		}
