@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/item"
@@ -46,12 +47,21 @@ func (s *Server) clawLimit(r *http.Request) int {
 // clawView is the request's view of the current snapshot, or nil (and the
 // request answered) before the first scan.
 func (s *Server) clawView(w http.ResponseWriter, r *http.Request) *feed.Feed {
-	snap := s.cat.Current()
+	snap := s.clawSnapshot(w)
 	if snap == nil {
-		clawText(w, http.StatusServiceUnavailable, "the server has not finished its first scan")
 		return nil
 	}
 	return viewOf(r, snap.Feed())
+}
+
+// clawSnapshot is the current snapshot, or nil (and the request
+// answered) before the first scan.
+func (s *Server) clawSnapshot(w http.ResponseWriter) *catalog.Snapshot {
+	snap := s.cat.Current()
+	if snap == nil {
+		clawText(w, http.StatusServiceUnavailable, "the server has not finished its first scan")
+	}
+	return snap
 }
 
 // clawJSON answers v, or "Skill not found".
@@ -135,10 +145,10 @@ func (s *Server) handleClawHubWhoami(w http.ResponseWriter, r *http.Request) {
 }
 
 // clawVersionOf is the version the request's slug and version (or tag)
-// name.
-func (s *Server) clawVersionOf(w http.ResponseWriter, r *http.Request, slug string) (*feed.Feed, *item.SkillVersion, bool) {
-	f := s.clawView(w, r)
-	if f == nil {
+// name, and the snapshot that holds its bytes.
+func (s *Server) clawVersionOf(w http.ResponseWriter, r *http.Request, slug string) (*catalog.Snapshot, *item.SkillVersion, bool) {
+	snap := s.clawSnapshot(w)
+	if snap == nil {
 		return nil, nil, false
 	}
 	q := r.URL.Query()
@@ -146,18 +156,18 @@ func (s *Server) clawVersionOf(w http.ResponseWriter, r *http.Request, slug stri
 	if version == "" {
 		version = q.Get("tag")
 	}
-	_, v, ok := f.ClawHubVersionOf(slug, version)
+	_, v, ok := viewOf(r, snap.Feed()).ClawHubVersionOf(slug, version)
 	if !ok {
 		clawText(w, http.StatusNotFound, clawNotFound)
 	}
-	return f, v, ok
+	return snap, v, ok
 }
 
 // handleClawHubFile serves one file of a version, as the artifact routes
 // do (ETag, Range, the content type and security headers).
 func (s *Server) handleClawHubFile(w http.ResponseWriter, r *http.Request) {
 	name, _ := param(r, "name")
-	_, v, ok := s.clawVersionOf(w, r, name)
+	snap, v, ok := s.clawVersionOf(w, r, name)
 	if !ok {
 		return
 	}
@@ -171,22 +181,21 @@ func (s *Server) handleClawHubFile(w http.ResponseWriter, r *http.Request) {
 		}
 		d = res.Digest
 	}
-	s.serveClawBlob(w, r, d, p)
+	s.serveClawBlob(w, r, snap, d, p)
 }
 
 // handleClawHubDownload serves a version as the zip the CLI installs: its
 // archive, the bytes and digest the RFC index advertises; a version that
 // is a lone SKILL.md, a zip of it in the same deterministic format.
 func (s *Server) handleClawHubDownload(w http.ResponseWriter, r *http.Request) {
-	_, v, ok := s.clawVersionOf(w, r, r.URL.Query().Get("slug"))
+	snap, v, ok := s.clawVersionOf(w, r, r.URL.Query().Get("slug"))
 	if !ok {
 		return
 	}
 	if v.Type == item.TypeArchive {
-		s.serveClawBlob(w, r, v.Archive, feed.ArchiveFile)
+		s.serveClawBlob(w, r, snap, v.Archive, feed.ArchiveFile)
 		return
 	}
-	snap := s.cat.Current()
 	md, ok := snap.Store.Get(v.SkillMD)
 	if !ok {
 		clawText(w, http.StatusNotFound, clawNotFound)
@@ -200,9 +209,8 @@ func (s *Server) handleClawHubDownload(w http.ResponseWriter, r *http.Request) {
 	s.writeArtifact(w, r, zip, content.Sum(zip), contentTypeOf(feed.ArchiveFile), cacheShorts, "")
 }
 
-// serveClawBlob serves the blob d under the file name name.
-func (s *Server) serveClawBlob(w http.ResponseWriter, r *http.Request, d content.Digest, name string) {
-	snap := s.cat.Current()
+// serveClawBlob serves the blob d of snap under the file name name.
+func (s *Server) serveClawBlob(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, d content.Digest, name string) {
 	body, ok := snap.Store.Get(d)
 	if !ok {
 		clawText(w, http.StatusNotFound, clawNotFound)
