@@ -24,16 +24,18 @@ var (
 	gzipEncoding         = []string{"gzip"}
 	nosniff              = []string{"nosniff"}
 	sandboxed            = []string{"default-src 'none'; sandbox"}
-	// docContentTypes holds each document kind's Content-Type value.
-	docContentTypes = func() map[feed.DocKind][]string {
-		m := map[feed.DocKind][]string{}
-		for _, k := range feed.Kinds() {
+	// docContentTypes holds each document kind's Content-Type value, by
+	// kind: a slice, as every document request looks one up.
+	docContentTypes = func() [][]string {
+		kinds := feed.Kinds()
+		out := make([][]string, kinds[len(kinds)-1]+1)
+		for _, k := range kinds {
 			if ct := k.ContentType(); ct == jsonContentType {
-				m[k] = jsonContentTypes
+				out[k] = jsonContentTypes
 			} else {
-				m[k] = []string{ct}
+				out[k] = []string{ct}
 			}
 		}
-		return m
+		return out
 	}()
 )
