@@ -10,9 +10,7 @@ import (
 	"golang.org/x/text/collate"
 	"golang.org/x/text/language"
 
-	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
-	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // The ClawHub-compatible read API (docs/http-api.md, "ClawHub read
@@ -183,7 +181,7 @@ func (f *Feed) ClawHubResolve(slug, hash string) (any, bool) {
 	}
 	out := clawResolve{LatestVersion: &clawVersionRef{Version: sk.Latest.Version}}
 	for _, v := range sk.Versions {
-		if ClawHubFingerprint(clawFiles(v)) == hash {
+		if ClawHubFingerprint(v.Files()) == hash {
 			out.Match = &clawVersionRef{Version: v.Version}
 			break
 		}
@@ -205,12 +203,6 @@ func (f *Feed) ClawHubVersionOf(slug, version string) (*item.Skill, *item.SkillV
 	return sk, v, ok
 }
 
-// A ClawHubFileSum is a file as the CLI's fingerprint counts it.
-type ClawHubFileSum struct {
-	Path   string
-	Digest content.Digest
-}
-
 // clawCollator orders paths as the CLI does (JavaScript's localeCompare,
 // which is ICU's collation, not byte order).
 var clawCollator = sync.OnceValue(func() *collate.Collator { return collate.New(language.English) })
@@ -220,7 +212,7 @@ var clawCollator = sync.OnceValue(func() *collate.Collator { return collate.New(
 // of the lines "path:sha256hex", sorted by collation, joined with "\n".
 // Paths with a segment starting with "." or named node_modules do not
 // count, as the CLI leaves them out.
-func ClawHubFingerprint(files []ClawHubFileSum) string {
+func ClawHubFingerprint(files []item.Resource) string {
 	lines := make([]string, 0, len(files))
 	var paths []string
 	byPath := map[string]string{}
@@ -229,7 +221,7 @@ func ClawHubFingerprint(files []ClawHubFileSum) string {
 			continue
 		}
 		paths = append(paths, fl.Path)
-		byPath[fl.Path] = strings.TrimPrefix(fl.Digest.String(), "sha256:")
+		byPath[fl.Path] = fl.Digest.Hex()
 	}
 	c := clawCollator()
 	slices.SortFunc(paths, func(a, b string) int { return c.CompareString(a, b) })
@@ -249,15 +241,6 @@ func ignoredByClawHub(p string) bool {
 	return false
 }
 
-// clawFiles are v's files: its SKILL.md and resources.
-func clawFiles(v *item.SkillVersion) []ClawHubFileSum {
-	out := []ClawHubFileSum{{Path: skill.FileName, Digest: v.SkillMD}}
-	for _, r := range v.Resources {
-		out = append(out, ClawHubFileSum{Path: r.Path, Digest: r.Digest})
-	}
-	return out
-}
-
 func (f *Feed) clawSkill(sk *item.Skill) clawSkill {
 	oldest := sk.Versions[len(sk.Versions)-1]
 	return clawSkill{Slug: sk.Name, DisplayName: titleCase(sk.Name), Summary: sk.Latest.Description,
@@ -268,11 +251,8 @@ func (f *Feed) clawSkill(sk *item.Skill) clawSkill {
 func (f *Feed) clawVersion(v *item.SkillVersion, files bool) clawVersion {
 	cv := clawVersion{Version: v.Version, CreatedAt: f.clawTime(v)}
 	if files {
-		cv.Files = []clawFile{{Path: skill.FileName, Size: v.SkillMDSize, SHA256: strings.TrimPrefix(v.SkillMD.String(), "sha256:"),
-			ContentType: ContentType(skill.FileName)}}
-		for _, r := range v.Resources {
-			cv.Files = append(cv.Files, clawFile{Path: r.Path, Size: r.Size, SHA256: strings.TrimPrefix(r.Digest.String(), "sha256:"),
-				ContentType: ContentType(r.Path)})
+		for _, r := range v.Files() {
+			cv.Files = append(cv.Files, clawFile{Path: r.Path, Size: r.Size, SHA256: r.Digest.Hex(), ContentType: ContentType(r.Path)})
 		}
 	}
 	return cv

@@ -3,10 +3,10 @@ package feed
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/item"
 )
 
 // The fingerprint is the CLI's: lines path:sha256hex in collation order
@@ -15,8 +15,8 @@ import (
 // without the paths the CLI skips.
 func TestClawHubFingerprint(t *testing.T) {
 	d := func(s string) content.Digest { return content.Sum([]byte(s)) }
-	hexOf := func(s string) string { return strings.TrimPrefix(d(s).String(), "sha256:") }
-	files := []ClawHubFileSum{
+	hexOf := func(s string) string { return d(s).Hex() }
+	files := []item.Resource{
 		{Path: "SKILL.md", Digest: d("md")},
 		{Path: "scripts/run.sh", Digest: d("sh")},
 		{Path: ".hidden/x.txt", Digest: d("x")},
@@ -39,7 +39,7 @@ func TestClawHubResolve(t *testing.T) {
 	f := scanTree(t, Tree{SkillsDir: "../../testdata/skills"})
 	sk, _ := f.Skill("k8s-deploy")
 	old, _ := sk.Version("1.0.0")
-	doc, ok := f.ClawHubResolve("k8s-deploy", ClawHubFingerprint(clawFiles(old)))
+	doc, ok := f.ClawHubResolve("k8s-deploy", ClawHubFingerprint(old.Files()))
 	r := doc.(clawResolve)
 	if !ok || r.Match == nil || r.Match.Version != "1.0.0" || r.LatestVersion.Version != "1.2.0" {
 		t.Fatalf("resolve 1.0.0's files: %+v %v", r, ok)

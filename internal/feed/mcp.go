@@ -167,10 +167,10 @@ func (f *Feed) MCPDirectory(uri string) ([]MCPDirEntry, bool) {
 	if rel != "" {
 		prefix = rel + "/"
 	}
-	files := append([]MCPFile{{Path: skill.FileName, Digest: v.SkillMD, Size: v.SkillMDSize}}, mcpFiles(v)...)
 	var out []MCPDirEntry
 	seen := map[string]bool{}
-	for _, file := range files {
+	for _, r := range v.Files() {
+		file := MCPFile{Path: r.Path, Digest: r.Digest, Size: r.Size}
 		rest, ok := strings.CutPrefix(file.Path, prefix)
 		if !ok {
 			continue
@@ -238,15 +238,6 @@ func mcpRoot(name, version string) string {
 	return SkillScheme + VersionsAuthority + "/" + version + "/" + name
 }
 
-// mcpFiles are v's resources as files, without the SKILL.md.
-func mcpFiles(v *item.SkillVersion) []MCPFile {
-	out := make([]MCPFile, len(v.Resources))
-	for i, r := range v.Resources {
-		out[i] = MCPFile{Path: r.Path, Digest: r.Digest, Size: r.Size}
-	}
-	return out
-}
-
 // mcpSkill renders v of sk with its files under the folder URI root.
 func mcpSkill(sk *item.Skill, v *item.SkillVersion, root string) MCPSkill {
 	doc := mcpEntryDoc{URI: root + "/" + skill.FileName, Frontmatter: v.Frontmatter,
@@ -254,8 +245,7 @@ func mcpSkill(sk *item.Skill, v *item.SkillVersion, root string) MCPSkill {
 	if doc.Frontmatter == nil {
 		doc.Frontmatter = json.RawMessage("{}")
 	}
-	doc.Resources = append(doc.Resources, mcpResourceDoc{URI: doc.URI, Digest: v.SkillMD.String(), Size: v.SkillMDSize})
-	for _, r := range v.Resources {
+	for _, r := range v.Files() { // the SKILL.md first: its URI is the entry's
 		doc.Resources = append(doc.Resources, mcpResourceDoc{URI: root + "/" + escapePath(r.Path), Digest: r.Digest.String(), Size: r.Size})
 	}
 	body, err := json.Marshal(doc)

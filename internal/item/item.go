@@ -141,6 +141,14 @@ func (v *SkillVersion) Blobs() []content.Digest {
 	return out
 }
 
+// Files lists every file of v: its SKILL.md first, then its resources
+// by path.
+func (v *SkillVersion) Files() []Resource {
+	out := make([]Resource, 0, 1+len(v.Resources))
+	out = append(out, Resource{Path: skill.FileName, Digest: v.SkillMD, Size: v.SkillMDSize, Mode: 0o644})
+	return append(out, v.Resources...)
+}
+
 // Resource returns the resource file at slash path p.
 func (v *SkillVersion) Resource(p string) (*Resource, bool) {
 	r, ok := v.resByPath[p]
