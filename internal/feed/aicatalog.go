@@ -59,7 +59,7 @@ func (f *Feed) aiIdentifier(kind, name string) string {
 }
 
 func (f *Feed) aiCatalog(base string) aiCatalog {
-	card := f.agentCard(base)
+	card := f.cardInfo()
 	c := aiCatalog{SpecVersion: AICatalogSpecVersion,
 		Host:    aiHost{DisplayName: card.Name, Identifier: f.server.publisher()},
 		Entries: make([]aiEntry, 0, 1+len(f.Skills)+len(f.Agents))}

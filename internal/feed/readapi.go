@@ -275,7 +275,9 @@ type cardSkill struct {
 	Examples    []string `json:"examples,omitempty"`
 }
 
-func (f *Feed) agentCard(base string) agentCard {
+// cardInfo is the server as the documents that speak for it (the agent
+// card, the AI catalogue) name it, with defaults for what is unset.
+func (f *Feed) cardInfo() ServerInfo {
 	info := f.server
 	if info.Name == "" {
 		info.Name = "skillserver"
@@ -286,6 +288,11 @@ func (f *Feed) agentCard(base string) agentCard {
 	if info.Description == "" {
 		info.Description = "Publishes agent skills and sub-agents."
 	}
+	return info
+}
+
+func (f *Feed) agentCard(base string) agentCard {
+	info := f.cardInfo()
 	c := agentCard{
 		Name: info.Name, Version: info.Version, Description: info.Description, URL: base + "/",
 		ProtocolVersion: "0.3.0", DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/markdown"},
