@@ -130,7 +130,7 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 		b.files[f] = b.files[f] || install
 	})
 	own := map[content.Digest]int64{}
-	old.Store.EachMissing(cur.Store, func(d content.Digest, b []byte) { own[d] = int64(len(b)) })
+	old.Store.EachMissing(cur.Store, func(d content.Digest, n int64) { own[d] = n })
 	r.current = cur.Store
 	r.snapshots = append([]retiredSnapshot{{snap: old, expires: expires, own: own}}, r.snapshots...)
 	for len(r.snapshots) > r.maxSnapshots {

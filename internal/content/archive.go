@@ -18,7 +18,7 @@ type ArchiveFile struct {
 	Data       []byte
 	Executable bool // any execute bit on disk
 	// Deflated, when set, is Data as BuildZip deflates it (an entry's
-	// bytes from ZipEntries of an archive built from the same Data); it is
+	// bytes, located by ZipSpans in an archive built from the same Data); it is
 	// copied in instead of compressing Data again. Deflate at a fixed
 	// level is a pure function of its input, so the archive's bytes are
 	// the same either way.
@@ -160,15 +160,28 @@ func (d *deflatedWriter) Close() error {
 	return err
 }
 
-// ZipEntries returns the deflated bytes of each entry of an archive that
-// BuildZip made, by path, as slices of archive (no copies), for building
-// later archives that hold the same files.
-func ZipEntries(archive []byte) (map[string][]byte, error) {
+// Span locates bytes within a blob: Len bytes from Off.
+type Span struct{ Off, Len int64 }
+
+// Of returns the bytes of data the span covers; ok is false when data is
+// too short (not the blob the span was taken from).
+func (sp Span) Of(data []byte) ([]byte, bool) {
+	end := sp.Off + sp.Len
+	if sp.Off < 0 || sp.Len < 0 || end > int64(len(data)) {
+		return nil, false
+	}
+	return data[sp.Off:end:end], true
+}
+
+// ZipSpans locates the deflated bytes of each entry of an archive that
+// BuildZip made, by path, for building later archives that hold the
+// same files.
+func ZipSpans(archive []byte) (map[string]Span, error) {
 	r, err := zip.NewReader(bytes.NewReader(archive), int64(len(archive)))
 	if err != nil {
 		return nil, fmt.Errorf("read zip: %w", err)
 	}
-	out := make(map[string][]byte, len(r.File))
+	out := make(map[string]Span, len(r.File))
 	for _, f := range r.File {
 		if f.Method != zip.Deflate {
 			return nil, fmt.Errorf("read zip: %q is not deflated", f.Name)
@@ -177,11 +190,11 @@ func ZipEntries(archive []byte) (map[string][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read zip: %q: %w", f.Name, err)
 		}
-		end := off + int64(f.CompressedSize64)
-		if off < 0 || end > int64(len(archive)) {
+		sp := Span{Off: off, Len: int64(f.CompressedSize64)}
+		if _, ok := sp.Of(archive); !ok {
 			return nil, fmt.Errorf("read zip: %q lies outside the archive", f.Name)
 		}
-		out[f.Name] = archive[off:end:end]
+		out[f.Name] = sp
 	}
 	return out, nil
 }

@@ -79,20 +79,31 @@ func TestBuildZipLayout(t *testing.T) {
 }
 
 // TestReusedEntriesGiveTheSameArchive: entries taken from an earlier
-// archive (ZipEntries) instead of compressed again give byte-identical
-// archives, whether all, some or none are reused, and ZipEntries finds
+// archive (ZipSpans) instead of compressed again give byte-identical
+// archives, whether all, some or none are reused, and ZipSpans finds
 // every entry's deflated bytes inside the archive it was given.
 func TestReusedEntriesGiveTheSameArchive(t *testing.T) {
 	want, err := BuildZip(firstEntry, fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, err := ZipEntries(want)
+	spans, err := ZipSpans(want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != len(fixture) {
-		t.Fatalf("ZipEntries found %d entries, want %d", len(entries), len(fixture))
+	if len(spans) != len(fixture) {
+		t.Fatalf("ZipSpans found %d entries, want %d", len(spans), len(fixture))
+	}
+	entries := map[string][]byte{}
+	for p, sp := range spans {
+		b, ok := sp.Of(want)
+		if !ok {
+			t.Fatalf("%s: span %v lies outside the archive", p, sp)
+		}
+		entries[p] = b
+	}
+	if _, ok := (Span{Off: int64(len(want)) - 1, Len: 2}).Of(want); ok {
+		t.Error("a span past the end of the archive was taken")
 	}
 	for _, f := range fixture {
 		fr := flate.NewReader(bytes.NewReader(entries[f.Path]))
@@ -130,8 +141,8 @@ func TestReusedEntriesGiveTheSameArchive(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Error("an entry reused under another path differs from a fresh one")
 	}
-	if _, err := ZipEntries([]byte("not a zip")); err == nil {
-		t.Error("ZipEntries accepted a non-zip")
+	if _, err := ZipSpans([]byte("not a zip")); err == nil {
+		t.Error("ZipSpans accepted a non-zip")
 	}
 }
 
@@ -164,7 +175,7 @@ func TestParseDigest(t *testing.T) {
 }
 
 func TestStore(t *testing.T) {
-	b := NewBuilder()
+	b := NewBuilder(nil)
 	d1 := b.Put([]byte("one"))
 	d2 := b.Put([]byte("one"))
 	b.Put([]byte("three"))

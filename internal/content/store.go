@@ -1,7 +1,10 @@
 package content
 
 import (
+	"bytes"
+	"io"
 	"maps"
+	"os"
 	"sync"
 )
 
@@ -9,30 +12,63 @@ import (
 // built once by a Builder and never changes afterwards, so readers need no
 // locks.
 //
+// A Store built over a Dir keeps only the digests and sizes of its blobs
+// in memory; the bytes are the Dir's files. Without a Dir, or for a blob
+// the Dir could not take (a full disk), the bytes are held in memory.
+//
 // A Store may sit on a base Store: it then holds only what it added, and
 // finds the rest in the base. Reloads that change a few items build such
 // overlays instead of copying every blob; a full reload builds a flat
 // store again.
 type Store struct {
 	base  *Store // nil, or a flat store
-	blobs map[Digest][]byte
+	blobs map[Digest]blob
 	bytes int64
+	dir   *Dir // nil: every blob is in memory
 }
 
-// Get returns the bytes with digest d. The slice must not be modified.
+// blob is one blob of a Store: its bytes when they are held in memory
+// (an empty blob always is), else nil and the Dir's file holds them.
+type blob struct {
+	data []byte
+	size int64
+}
+
+func (b blob) inMemory() bool { return b.data != nil }
+
+func (s *Store) lookup(d Digest) (blob, bool) {
+	for ; s != nil; s = s.base {
+		if b, ok := s.blobs[d]; ok {
+			return b, true
+		}
+	}
+	return blob{}, false
+}
+
+// Get returns the bytes with digest d, read from the Dir when they are
+// not in memory. The slice must not be modified.
 func (s *Store) Get(d Digest) ([]byte, bool) {
-	if s == nil {
+	b, ok := s.Blob(d)
+	if !ok {
 		return nil, false
 	}
-	if b, ok := s.blobs[d]; ok {
-		return b, true
+	data, err := b.Bytes()
+	return data, err == nil
+}
+
+// Blob returns the blob with digest d, for serving without reading it
+// whole.
+func (s *Store) Blob(d Digest) (Blob, bool) {
+	b, ok := s.lookup(d)
+	if !ok {
+		return Blob{}, false
 	}
-	return s.base.Get(d)
+	return Blob{digest: d, size: b.size, data: b.data, dir: s.dir}, true
 }
 
 // Has reports whether the store holds d.
 func (s *Store) Has(d Digest) bool {
-	_, ok := s.Get(d)
+	_, ok := s.lookup(d)
 	return ok
 }
 
@@ -53,6 +89,27 @@ func (s *Store) Bytes() int64 {
 	return s.bytes + s.base.Bytes()
 }
 
+// MemoryBytes is the part of Bytes held in memory rather than in the Dir.
+func (s *Store) MemoryBytes() int64 {
+	var n int64
+	for ; s != nil; s = s.base {
+		for _, b := range s.blobs {
+			if b.inMemory() {
+				n += b.size
+			}
+		}
+	}
+	return n
+}
+
+// Dir is the directory the store's blobs are written to, or nil.
+func (s *Store) Dir() *Dir {
+	if s == nil {
+		return nil
+	}
+	return s.dir
+}
+
 // OverlayLen is the number of blobs an overlay holds itself (0 for a flat
 // store).
 func (s *Store) OverlayLen() int {
@@ -60,26 +117,6 @@ func (s *Store) OverlayLen() int {
 		return 0
 	}
 	return len(s.blobs)
-}
-
-// EachMissing calls fn with every blob s holds that other does not.
-// What the two share through a base is skipped without being visited, so
-// after a partial reload the cost follows the overlay, not the store.
-func (s *Store) EachMissing(other *Store, fn func(Digest, []byte)) {
-	if s == nil || s == other || other != nil && other.base == s {
-		return // other holds all of s
-	}
-	visit := func(blobs map[Digest][]byte) {
-		for d, b := range blobs {
-			if !other.Has(d) {
-				fn(d, b)
-			}
-		}
-	}
-	visit(s.blobs)
-	if s.base != nil && s.base != other && (other == nil || s.base != other.base) {
-		visit(s.base.blobs)
-	}
 }
 
 // OverlayBytes is the size of the blobs an overlay holds itself (0 for
@@ -91,30 +128,112 @@ func (s *Store) OverlayBytes() int64 {
 	return s.bytes
 }
 
+// Flat reports whether s holds all of its blobs itself (no base).
+func (s *Store) Flat() bool { return s != nil && s.base == nil }
+
+// EachMissing calls fn with the digest and size of every blob s holds
+// that other does not. What the two share through a base is skipped
+// without being visited, so after a partial reload the cost follows the
+// overlay, not the store.
+func (s *Store) EachMissing(other *Store, fn func(Digest, int64)) {
+	if s == nil || s == other || other != nil && other.base == s {
+		return // other holds all of s
+	}
+	visit := func(blobs map[Digest]blob) {
+		for d, b := range blobs {
+			if !other.Has(d) {
+				fn(d, b.size)
+			}
+		}
+	}
+	visit(s.blobs)
+	if s.base != nil && s.base != other && (other == nil || s.base != other.base) {
+		visit(s.base.blobs)
+	}
+}
+
+// Blob is one blob of a Store, to be read or served.
+type Blob struct {
+	digest Digest
+	size   int64
+	data   []byte
+	dir    *Dir
+}
+
+// Digest is the blob's digest.
+func (b Blob) Digest() Digest { return b.digest }
+
+// Size is the blob's length in bytes.
+func (b Blob) Size() int64 { return b.size }
+
+// InMemory returns the blob's bytes when it is held in memory.
+func (b Blob) InMemory() ([]byte, bool) { return b.data, b.data != nil }
+
+// Bytes returns the whole blob, read from its file when it is not in
+// memory.
+func (b Blob) Bytes() ([]byte, error) {
+	if b.data != nil || b.dir == nil {
+		return b.data, nil
+	}
+	return b.dir.Read(b.digest)
+}
+
+// Open returns a reader of the blob: its file (verified; see Dir.Open),
+// or a reader of its bytes in memory. The caller closes it.
+func (b Blob) Open() (io.ReadSeekCloser, error) {
+	if b.data != nil || b.dir == nil {
+		return nopCloser{bytes.NewReader(b.data)}, nil
+	}
+	f, _, err := b.dir.Open(b.digest)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenFile is Open for a blob kept in a file: the *os.File itself, which
+// net/http can send with sendfile. ok is false for a blob in memory.
+func (b Blob) OpenFile() (f *os.File, ok bool, err error) {
+	if b.data != nil || b.dir == nil {
+		return nil, false, nil
+	}
+	f, _, err = b.dir.Open(b.digest)
+	return f, true, err
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
 // Builder collects blobs for a new Store. It is safe for concurrent use.
 type Builder struct {
 	mu    sync.Mutex
 	base  *Store
-	blobs map[Digest][]byte
+	blobs map[Digest]blob
 	bytes int64
+	dir   *Dir
 }
 
-// NewBuilder returns an empty Builder for a flat Store.
-func NewBuilder() *Builder {
-	return &Builder{blobs: make(map[Digest][]byte)}
+// NewBuilder returns an empty Builder for a flat Store whose blobs are
+// written to dir (nil: held in memory).
+func NewBuilder(dir *Dir) *Builder {
+	return &Builder{blobs: make(map[Digest]blob), dir: dir}
 }
 
 // NewOverlay returns a Builder for a Store that keeps everything prev
-// holds and adds to it without copying prev's base.
+// holds and adds to it without copying prev's base, into prev's Dir.
 func NewOverlay(prev *Store) *Builder {
 	if prev == nil {
-		return NewBuilder()
+		return NewBuilder(nil)
 	}
 	if prev.base == nil {
-		return &Builder{base: prev, blobs: make(map[Digest][]byte)}
+		return &Builder{base: prev, blobs: make(map[Digest]blob), dir: prev.dir}
 	}
-	return &Builder{base: prev.base, blobs: maps.Clone(prev.blobs), bytes: prev.bytes}
+	return &Builder{base: prev.base, blobs: maps.Clone(prev.blobs), bytes: prev.bytes, dir: prev.dir}
 }
+
+// Dir is the directory the builder writes blobs to, or nil.
+func (b *Builder) Dir() *Dir { return b.dir }
 
 // Put adds b and returns its digest. Identical bytes are stored once.
 func (b *Builder) Put(data []byte) Digest {
@@ -123,26 +242,103 @@ func (b *Builder) Put(data []byte) Digest {
 	return d
 }
 
-// PutDigested adds data whose digest the caller already computed.
+// PutDigested adds data whose digest the caller already computed. Over a
+// Dir the bytes are written to it and not kept; when the Dir cannot take
+// them (the fault is reported once), they are kept in memory.
 func (b *Builder) PutDigested(d Digest, data []byte) {
+	b.mu.Lock()
+	_, held := b.blobs[d]
+	held = held || b.base.Has(d)
+	b.mu.Unlock()
+	if held {
+		return
+	}
+	e := blob{data: data, size: int64(len(data))}
+	if data == nil {
+		e.data = []byte{}
+	}
+	if b.dir != nil && len(data) > 0 && b.dir.Write(d, data) == nil {
+		e.data = nil
+	}
+	b.add(d, e)
+}
+
+func (b *Builder) add(d Digest, e blob) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.blobs[d]; ok || b.base.Has(d) {
 		return
 	}
-	b.blobs[d] = data
-	b.bytes += int64(len(data))
+	b.blobs[d] = e
+	b.bytes += e.size
+}
+
+// Reuse adds the blob d of size bytes without its bytes: from the Dir
+// when it holds d, else from the store from (a previous scan's) when it
+// holds them in memory. It reports false when neither does; the caller
+// then reads the bytes and puts them.
+func (b *Builder) Reuse(d Digest, size int64, from *Store) bool {
+	if b.Has(d) {
+		return true
+	}
+	e, ok := b.source(d, size, from)
+	if ok {
+		b.add(d, e)
+	}
+	return ok
+}
+
+// Carry adds the blob d as from holds it (in memory or in the Dir): a
+// version kept from a previous scan brings its blobs along.
+func (b *Builder) Carry(d Digest, from *Store) {
+	if e, ok := from.lookup(d); ok {
+		b.add(d, e)
+	}
+}
+
+// Available reports whether Reuse would find d, adding nothing.
+func (b *Builder) Available(d Digest, size int64, from *Store) bool {
+	if b.Has(d) {
+		return true
+	}
+	_, ok := b.source(d, size, from)
+	return ok
+}
+
+func (b *Builder) source(d Digest, size int64, from *Store) (blob, bool) {
+	if size == 0 {
+		return blob{data: []byte{}}, true
+	}
+	if old, ok := from.lookup(d); ok && old.inMemory() {
+		return old, true
+	}
+	if b.dir != nil && b.dir.Has(d) {
+		return blob{size: size}, true
+	}
+	return blob{}, false
+}
+
+// Has reports whether the builder (or the store it overlays) holds d.
+func (b *Builder) Has(d Digest) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.blobs[d]
+	return ok || b.base.Has(d)
 }
 
 // Get returns the bytes the builder (or the store it overlays) holds for
-// d, so that a caller that read the same bytes again can keep one copy.
+// d, read from the Dir when they are not in memory.
 func (b *Builder) Get(d Digest) ([]byte, bool) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if data, ok := b.blobs[d]; ok {
-		return data, true
+	e, ok := b.blobs[d]
+	b.mu.Unlock()
+	if !ok {
+		if e, ok = b.base.lookup(d); !ok {
+			return nil, false
+		}
 	}
-	return b.base.Get(d)
+	data, err := Blob{digest: d, size: e.size, data: e.data, dir: b.dir}.Bytes()
+	return data, err == nil
 }
 
 // Store freezes the builder into a Store. The Builder must not be used
@@ -150,7 +346,7 @@ func (b *Builder) Get(d Digest) ([]byte, bool) {
 func (b *Builder) Store() *Store {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := &Store{base: b.base, blobs: b.blobs, bytes: b.bytes}
+	s := &Store{base: b.base, blobs: b.blobs, bytes: b.bytes, dir: b.dir}
 	b.blobs = nil
 	return s
 }

@@ -6,7 +6,7 @@ import (
 )
 
 func TestStoreEachMissing(t *testing.T) {
-	b := NewBuilder()
+	b := NewBuilder(nil)
 	a, x := b.Put([]byte("a")), b.Put([]byte("x"))
 	flat := b.Store()
 	o := NewOverlay(flat)
@@ -15,13 +15,13 @@ func TestStoreEachMissing(t *testing.T) {
 	o2 := NewOverlay(over)
 	m := o2.Put([]byte("more"))
 	over2 := o2.Store()
-	b = NewBuilder()
+	b = NewBuilder(nil)
 	b.PutDigested(a, []byte("a"))
 	rebuilt := b.Store()
 
 	missing := func(s, other *Store) []Digest {
 		var out []Digest
-		s.EachMissing(other, func(d Digest, _ []byte) { out = append(out, d) })
+		s.EachMissing(other, func(d Digest, _ int64) { out = append(out, d) })
 		slices.Sort(out)
 		return out
 	}

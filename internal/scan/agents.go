@@ -133,12 +133,13 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		s.problem(skill.Errorf(report, skill.RuleLimit, "file is %d bytes; the limit is %d (max_file_bytes)", st.size, s.lim.MaxFileBytes))
 		return nil
 	}
-	data, digest, err := s.cachedRead(&versionFile{full: rel, st: st}, func() ([]byte, error) { return s.t.readFile(d, e, st.size) })
-	if err != nil {
+	f := &versionFile{full: rel, st: st}
+	if err := s.cachedRead(f, func() ([]byte, error) { return s.t.readFile(d, e, st.size) }); err != nil {
 		s.problem(openProblem(report, "cannot read", err))
 		return nil
 	}
-	a, ps := s.ec.parseAgent(report, name, digest, data, s.lim.Frontmatter)
+	digest := f.digest
+	a, ps := s.ec.parseAgent(report, name, digest, func() ([]byte, error) { return s.bytesOf(f) }, s.lim.Frontmatter)
 	if fileVersion != "" && a.Version != "" && a.Version != fileVersion {
 		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "declared version %q must equal the file name's %q; fix one of them", a.Version, fileVersion))
 	}
@@ -149,7 +150,10 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 	if skill.HasError(ps) {
 		return nil
 	}
-	s.blobs.PutDigested(digest, data)
+	if err := s.put(f); err != nil {
+		s.problem(openProblem(report, "cannot read", err))
+		return nil
+	}
 	v := &item.AgentVersion{VersionInfo: item.VersionInfo{
 		Name:          name,
 		Description:   a.Description,

@@ -49,15 +49,17 @@ type cachedFile struct {
 	inode  uint64
 	readAt time.Time
 	digest content.Digest
-	data   []byte
+	// problems are what the per-file rules found in the bytes (see
+	// fileChecks): kept, so an unchanged file is not read to check it.
+	problems []skill.Problem
 }
 
 type cachedZip struct {
 	digest content.Digest
-	data   []byte
-	// deflated holds each entry's deflated bytes (slices of data) by the
+	size   int64
+	// deflated locates each entry's deflated bytes in the archive by the
 	// digest of the file, for later archives that hold the same file.
-	deflated map[content.Digest][]byte
+	deflated map[content.Digest]content.Span
 }
 
 // parsed is a front matter parse result, valid for the same bytes
@@ -127,59 +129,68 @@ func (e *entryScan) close() {
 	e.c.mu.Unlock()
 }
 
-// file returns the bytes and digest of the file key, from the cache when
-// its stat shows it unchanged since it was read, else by calling read.
-//
-// shared returns bytes with the same digest already held (the
-// content store being built): a file repeated in several versions or
-// skills is then held once, by the store and the cache alike.
-func (e *entryScan) file(key string, st stat, read func() ([]byte, error), shared func(content.Digest) ([]byte, bool)) ([]byte, content.Digest, error) {
+// file returns the digest of the file key and the problems check found
+// in its bytes. When its stat shows it unchanged since it was read and
+// have says its bytes are still at hand (in the store being built, the
+// previous one or the state directory), they come from the cache and
+// data is nil; else read reads the file and data holds its bytes.
+func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check func([]byte) []skill.Problem, have func(content.Digest, int64) bool) (data []byte, f cachedFile, err error) {
 	var old cachedFile
 	var known bool
 	if e.prev != nil {
 		old, known = e.prev.files[key]
 	}
 	if known && old.size == st.size && old.mtime == st.modNanos() && old.inode == st.ino &&
-		st.modTime.Before(old.readAt.Add(-inDoubt)) { // else modified around the read: confirm by digest
+		st.modTime.Before(old.readAt.Add(-inDoubt)) && // else modified around the read: confirm by digest
+		have(old.digest, old.size) {
 		e.c.hits.Add(1)
 		e.next.files[key] = old
-		return old.data, old.digest, nil
+		return nil, old, nil
 	}
 	readAt := time.Now()
-	data, err := read()
+	data, err = read()
 	if err != nil {
-		return nil, "", err
+		return nil, cachedFile{}, err
 	}
 	e.c.misses.Add(1)
-	d := content.Sum(data)
-	if known && old.digest == d {
-		data = old.data // same bytes: keep sharing one slice with older snapshots
-	} else if held, ok := shared(d); ok {
-		data = held
+	f = cachedFile{size: int64(len(data)), mtime: st.modNanos(), inode: st.ino, readAt: readAt, digest: content.Sum(data)}
+	if known && old.digest == f.digest {
+		f.problems = old.problems // the same bytes: the same findings
+	} else {
+		f.problems = check(data)
 	}
-	e.next.files[key] = cachedFile{size: st.size, mtime: st.modNanos(), inode: st.ino, readAt: readAt, digest: d, data: data}
-	return data, d, nil
+	e.next.files[key] = f
+	return data, f, nil
 }
 
 // parseSkill parses a SKILL.md, or reuses the result for the same bytes.
-func (e *entryScan) parseSkill(path, folder string, d content.Digest, data []byte, lim skill.Limits) (skill.SkillMD, []skill.Problem) {
+// load gives the bytes when they must be parsed.
+func (e *entryScan) parseSkill(path, folder string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.SkillMD, []skill.Problem) {
 	var prev map[string]parsedSkill
 	if e.prev != nil {
 		prev = e.prev.skills
 	}
 	return reuseParse(prev, e.next.skills, path, folder, d, func() (skill.SkillMD, []skill.Problem) {
+		data, err := load()
+		if err != nil {
+			return skill.SkillMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
+		}
 		return skill.ParseSkill(path, folder, data, lim)
 	})
 }
 
 // parseAgent parses an agent-md file, or reuses the result for the same
 // bytes.
-func (e *entryScan) parseAgent(path, want string, d content.Digest, data []byte, lim skill.Limits) (skill.AgentMD, []skill.Problem) {
+func (e *entryScan) parseAgent(path, want string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.AgentMD, []skill.Problem) {
 	var prev map[string]parsedAgent
 	if e.prev != nil {
 		prev = e.prev.agents
 	}
 	return reuseParse(prev, e.next.agents, path, want, d, func() (skill.AgentMD, []skill.Problem) {
+		data, err := load()
+		if err != nil {
+			return skill.AgentMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
+		}
 		return skill.ParseAgent(path, want, data, lim)
 	})
 }
@@ -197,11 +208,14 @@ func reuseParse[T any](prev, next map[string]parsed[T], path, want string, d con
 	return v, ps
 }
 
-// zip returns the archive of files, reusing the one built for the same
-// paths, modes and digests. A new archive reuses the deflated entries of
-// the entry's other archives for files they hold too, so a version that
-// changed one file compresses one file.
-func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest) ([]byte, content.Digest, error) {
+// zip returns the digest and size of the archive of files, reusing the
+// one built for the same paths, modes and digests when its bytes are at
+// hand (have). A new archive reuses the deflated entries of the entry's
+// other archives for files they hold too, so a version that changed one
+// file compresses one file. load gives a file's bytes; get an archive's.
+// put stores a new archive.
+func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest, load func(i int) ([]byte, error),
+	have func(content.Digest, int64) bool, get func(content.Digest) ([]byte, bool), put func(content.Digest, []byte)) (content.Digest, int64, error) {
 	h := sha256.New()
 	for i, f := range files {
 		h.Write([]byte(f.Path))
@@ -212,42 +226,61 @@ func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest) (
 	}
 	key := hex.EncodeToString(h.Sum(nil))
 	if z, ok := e.next.zips[key]; ok {
-		return z.data, z.digest, nil
+		return z.digest, z.size, nil
 	}
 	if e.prev != nil {
-		if z, ok := e.prev.zips[key]; ok {
+		if z, ok := e.prev.zips[key]; ok && have(z.digest, z.size) {
 			e.next.zips[key] = z
-			return z.data, z.digest, nil
+			return z.digest, z.size, nil
 		}
 	}
+	archives := map[content.Digest][]byte{} // read once each
 	for i := range files {
-		files[i].Deflated = e.deflated(digests[i])
+		if files[i].Data == nil {
+			data, err := load(i)
+			if err != nil {
+				return "", 0, err
+			}
+			files[i].Data = data
+		}
+		files[i].Deflated = e.deflated(digests[i], get, archives)
 	}
 	data, err := content.BuildZip(skill.FileName, files)
 	if err != nil {
-		return nil, "", err
+		return "", 0, err
 	}
-	entries, err := content.ZipEntries(data)
+	spans, err := content.ZipSpans(data)
 	if err != nil {
-		return nil, "", err
+		return "", 0, err
 	}
-	z := cachedZip{digest: content.Sum(data), data: data, deflated: make(map[content.Digest][]byte, len(files))}
+	z := cachedZip{digest: content.Sum(data), size: int64(len(data)), deflated: make(map[content.Digest]content.Span, len(files))}
 	for i, f := range files {
-		z.deflated[digests[i]] = entries[f.Path]
+		z.deflated[digests[i]] = spans[f.Path]
 	}
+	put(z.digest, data)
 	e.next.zips[key] = z
-	return z.data, z.digest, nil
+	return z.digest, z.size, nil
 }
 
 // deflated returns the deflated bytes of the file with digest d from an
-// archive this entry built in this scan or the last, or nil.
-func (e *entryScan) deflated(d content.Digest) []byte {
+// archive this entry built in this scan or the last, or nil. Archives
+// are read through get, each once (archives holds those read).
+func (e *entryScan) deflated(d content.Digest, get func(content.Digest) ([]byte, bool), archives map[content.Digest][]byte) []byte {
 	for _, c := range []*entryCache{e.next, e.prev} {
 		if c == nil {
 			continue
 		}
 		for _, z := range c.zips {
-			if b, ok := z.deflated[d]; ok {
+			sp, ok := z.deflated[d]
+			if !ok {
+				continue
+			}
+			data, read := archives[z.digest]
+			if !read {
+				data, _ = get(z.digest)
+				archives[z.digest] = data
+			}
+			if b, ok := sp.Of(data); ok {
 				return b
 			}
 		}

@@ -1,6 +1,8 @@
 package scan
 
 import (
+	"fmt"
+
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -43,7 +45,69 @@ type scanBase struct {
 }
 
 // cachedRead is a fileReader through the entry's cache: a file whose stat
-// is unchanged is not read again.
-func (s *scanBase) cachedRead(f *versionFile, read func() ([]byte, error)) ([]byte, content.Digest, error) {
-	return s.ec.file(s.t.report(f.full), f.st, read, s.blobs.Get)
+// is unchanged, and whose bytes are at hand, is not read again.
+func (s *scanBase) cachedRead(f *versionFile, read func() ([]byte, error)) error {
+	report := s.t.report(f.full)
+	data, c, err := s.ec.file(report, f.st, read, func(b []byte) []skill.Problem { return fileChecks(report, f.rel, b) }, s.have)
+	if err != nil {
+		return err
+	}
+	f.read, f.data, f.digest, f.size, f.problems = true, data, c.digest, c.size, c.problems
+	return nil
+}
+
+// prevStore is the previous scan's store, or nil.
+func (s *scanBase) prevStore() *content.Store {
+	if s.prev == nil {
+		return nil
+	}
+	return s.prev.Store
+}
+
+// have reports whether the bytes of d (size long) are at hand without
+// reading the tree: in the store being built, the previous one, or the
+// state directory.
+func (s *scanBase) have(d content.Digest, size int64) bool {
+	return s.blobs.Available(d, size, s.prevStore())
+}
+
+// bytesOf returns f's bytes: those read, else the store's copy, else the
+// file read again (and refused if it changed since its digest was
+// taken).
+func (s *scanBase) bytesOf(f *versionFile) ([]byte, error) {
+	if f.data != nil || f.size == 0 {
+		return f.data, nil
+	}
+	if b, ok := s.blobs.Get(f.digest); ok {
+		return b, nil
+	}
+	if b, ok := s.prevStore().Get(f.digest); ok {
+		return b, nil
+	}
+	b, err := s.t.readPath(f.full, f.size)
+	if err != nil {
+		return nil, err
+	}
+	if content.Sum(b) != f.digest {
+		return nil, fmt.Errorf("%s changed while it was scanned", f.full)
+	}
+	return b, nil
+}
+
+// put stores f's bytes in the store being built: reused without reading
+// when they are at hand, else read (bytesOf).
+func (s *scanBase) put(f *versionFile) error {
+	if f.data != nil {
+		s.blobs.PutDigested(f.digest, f.data)
+		return nil
+	}
+	if s.blobs.Reuse(f.digest, f.size, s.prevStore()) {
+		return nil
+	}
+	b, err := s.bytesOf(f)
+	if err != nil {
+		return err
+	}
+	s.blobs.PutDigested(f.digest, b)
+	return nil
 }

@@ -86,8 +86,6 @@ func (e *Entry[V]) keepLastGood(blobs *content.Builder, prevScan *Result, prev m
 // from the previous scan brings its bytes into the new store.
 func carry(blobs *content.Builder, from *content.Store, v interface{ Blobs() []content.Digest }) {
 	for _, d := range v.Blobs() {
-		if b, ok := from.Get(d); ok {
-			blobs.PutDigested(d, b)
-		}
+		blobs.Carry(d, from)
 	}
 }

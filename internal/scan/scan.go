@@ -52,6 +52,9 @@ type Input struct {
 	// every entry (unchanged files still come from Cache).
 	Changes *Changes
 	Cache   *Cache
+	// Blobs, if set, is the state directory's blob folder: the new store
+	// writes its blobs there instead of holding them in memory.
+	Blobs *content.Dir
 	// Progress, if set, counts the entries as they are scanned.
 	Progress *Progress
 }
@@ -71,7 +74,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		in.Prev.Store.OverlayBytes() > in.Prev.Store.Bytes()/8
 	var blobs *content.Builder
 	if flat {
-		blobs = content.NewBuilder()
+		blobs = content.NewBuilder(in.Blobs)
 	} else {
 		blobs = content.NewOverlay(in.Prev.Store)
 	}

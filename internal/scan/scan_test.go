@@ -108,8 +108,8 @@ func TestScanIsDeterministic(t *testing.T) {
 	if a.Store.Len() == 0 || a.Store.Len() != b.Store.Len() || a.Store.Bytes() != b.Store.Bytes() {
 		t.Errorf("stores of %d and %d blobs", a.Store.Len(), b.Store.Len())
 	}
-	a.Store.EachMissing(b.Store, func(d content.Digest, _ []byte) { t.Errorf("blob %s in the first scan only", d) })
-	b.Store.EachMissing(a.Store, func(d content.Digest, _ []byte) { t.Errorf("blob %s in the second scan only", d) })
+	a.Store.EachMissing(b.Store, func(d content.Digest, _ int64) { t.Errorf("blob %s in the first scan only", d) })
+	b.Store.EachMissing(a.Store, func(d content.Digest, _ int64) { t.Errorf("blob %s in the second scan only", d) })
 
 	skills, agents := fixture.ExampleTree(t, "../..")
 	other := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
@@ -170,8 +170,11 @@ func TestFailedScanKeepsTheCache(t *testing.T) {
 		}
 	}
 	cache := NewCache()
+	// Without a state directory the bytes of unchanged files are the
+	// previous scan's (Prev); the cache holds none.
+	var prev *Result
 	run := func(gen uint64) (*Result, error) {
-		return Run(t.Context(), Input{SkillsDir: root, Generation: gen, Cache: cache})
+		return Run(t.Context(), Input{SkillsDir: root, Generation: gen, Cache: cache, Prev: prev})
 	}
 	first, err := run(1)
 	if err != nil {
@@ -180,6 +183,7 @@ func TestFailedScanKeepsTheCache(t *testing.T) {
 	if first.FileCacheMisses != 3 || first.FileCacheHits != 0 {
 		t.Fatalf("first scan: %d read, %d cached; want 3 and 0", first.FileCacheMisses, first.FileCacheHits)
 	}
+	prev = first
 	moved := filepath.Join(tmp, "elsewhere")
 	if err := os.Rename(root, moved); err != nil {
 		t.Fatal(err)

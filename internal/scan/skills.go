@@ -1,6 +1,7 @@
 package scan
 
 import (
+	"fmt"
 	"path"
 	"strings"
 	"time"
@@ -200,7 +201,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	var sk skill.SkillMD
 	if md != nil {
 		var mdProbs []skill.Problem
-		sk, mdProbs = s.ec.parseSkill(mdPath, name, md.digest, md.data, s.lim.Frontmatter)
+		sk, mdProbs = s.ec.parseSkill(mdPath, name, md.digest, func() ([]byte, error) { return s.bytesOf(md) }, s.lim.Frontmatter)
 		ps = append(ps, mdProbs...)
 	}
 	if folderVersion != "" && sk.Version != "" && sk.Version != folderVersion {
@@ -224,17 +225,21 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		Source:        s.t.report(dir),
 		Path:          dir,
 		Generation:    s.generation,
-	}, SkillMD: md.digest, SkillMDSize: int64(len(md.data)), Type: item.TypeSkillMD}
+	}, SkillMD: md.digest, SkillMDSize: md.size, Type: item.TypeSkillMD}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))
 	archiveDigests := make([]content.Digest, 0, len(files))
-	s.blobs.PutDigested(v.SkillMD, md.data)
-	for _, f := range files {
+	for i := range files {
+		f := &files[i]
 		if f.st.modTime.After(newest) {
 			newest = f.st.modTime
 		}
 		archive = append(archive, content.ArchiveFile{Path: f.rel, Data: f.data, Executable: f.st.executable()})
 		archiveDigests = append(archiveDigests, f.digest)
+		if err := s.put(f); err != nil {
+			s.problem(openProblem(s.t.report(f.full), "cannot read", err))
+			return nil
+		}
 		if f.rel == skill.FileName {
 			continue
 		}
@@ -242,18 +247,16 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		if f.st.executable() {
 			mode = 0o755
 		}
-		s.blobs.PutDigested(f.digest, f.data)
-		v.Resources = append(v.Resources, item.Resource{Path: f.rel, Digest: f.digest, Size: int64(len(f.data)), Mode: mode})
+		v.Resources = append(v.Resources, item.Resource{Path: f.rel, Digest: f.digest, Size: f.size, Mode: mode})
 	}
 	if len(v.Resources) > 0 {
-		zipped, zd, err := s.ec.zip(archive, archiveDigests)
+		zd, err := s.archive(files, archive, archiveDigests)
 		if err != nil {
 			s.problem(skill.Errorf(s.t.report(dir), skill.RuleRead, "cannot build archive: %s", err))
 			return nil
 		}
 		v.Type = item.TypeArchive
 		v.Archive = zd
-		s.blobs.PutDigested(zd, zipped)
 	}
 	v.IndexResources()
 
@@ -326,14 +329,42 @@ func (s *skillScanner) checkResources(dir string, files []versionFile) []skill.P
 		if reservedPaths[f.rel] {
 			ps = append(ps, skill.Errorf(report, skill.RuleResourcePath, "%q is reserved for an API route of the version; move the file into a subfolder", f.rel))
 		}
-		if f.rel != skill.FileName && textExts[strings.ToLower(path.Ext(f.rel))] {
-			if f.read && !utf8.Valid(f.data) {
-				ps = append(ps, skill.Errorf(report, skill.RuleEncoding, "text file is not valid UTF-8; clients reject the archive; save it as UTF-8"))
-			}
-		}
-		if f.read && f.rel != skill.FileName {
-			ps = append(ps, skill.CheckText(report, f.data)...)
-		}
+		ps = append(ps, f.problems...)
 	}
 	return ps
+}
+
+// fileChecks applies the rules of one resource's bytes (rel is its path
+// in the version folder; SKILL.md and agent files, rel "", have rules of
+// their own): text files must be UTF-8, and no file may hold what
+// skill.CheckText refuses. The scan cache keeps what they find, so an
+// unchanged file is not read to check it again.
+func fileChecks(report, rel string, data []byte) []skill.Problem {
+	if rel == "" || rel == skill.FileName {
+		return nil
+	}
+	var ps []skill.Problem
+	if textExts[strings.ToLower(path.Ext(rel))] && !utf8.Valid(data) {
+		ps = append(ps, skill.Errorf(report, skill.RuleEncoding, "text file is not valid UTF-8; clients reject the archive; save it as UTF-8"))
+	}
+	return append(ps, skill.CheckText(report, data)...)
+}
+
+// archive returns the digest of the version's archive of files (listed as
+// archive, with their digests), built or reused, and in the store.
+func (s *skillScanner) archive(files []versionFile, archive []content.ArchiveFile, digests []content.Digest) (content.Digest, error) {
+	get := func(d content.Digest) ([]byte, bool) {
+		if b, ok := s.blobs.Get(d); ok {
+			return b, true
+		}
+		return s.prevStore().Get(d)
+	}
+	zd, size, err := s.ec.zip(archive, digests, func(i int) ([]byte, error) { return s.bytesOf(&files[i]) }, s.have, get, s.blobs.PutDigested)
+	if err != nil {
+		return "", err
+	}
+	if !s.blobs.Reuse(zd, size, s.prevStore()) {
+		return "", fmt.Errorf("archive %s vanished from the store", zd)
+	}
+	return zd, nil
 }

@@ -260,6 +260,22 @@ func (t *treeRoot) readFile(d *dir, e entry, size int64) ([]byte, error) {
 	return buf[:n], nil
 }
 
+// readPath reads the regular file at p, relative to the root, through
+// the root: for bytes needed again after the walk closed their folder.
+func (t *treeRoot) readPath(p string, size int64) ([]byte, error) {
+	f, err := t.openInRoot(p, openFileFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, size)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !(errors.Is(err, io.EOF) && n == 0) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
 // findFile looks up the entry name of d (listed as entries): found says
 // that d holds the name, and p is its problem when it is not a regular
 // file or a link to one.
@@ -283,17 +299,21 @@ func (t *treeRoot) findFile(d *dir, entries []entry, name string) (e entry, foun
 
 // versionFile is one regular versionFile found under a version folder.
 type versionFile struct {
-	rel    string // relative to the version folder
-	full   string // relative to the root
-	st     stat   // of the file itself, symlinks resolved
-	read   bool   // data and digest are set
-	data   []byte
-	digest content.Digest
+	rel  string // relative to the version folder; "" for an agent file
+	full string // relative to the root
+	st   stat   // of the file itself, symlinks resolved
+	// read is true once digest, size and problems are set; data is set
+	// too when the bytes were read rather than taken from the cache.
+	read     bool
+	data     []byte
+	digest   content.Digest
+	size     int64
+	problems []skill.Problem // what the per-file rules found (fileChecks)
 }
 
-// fileReader returns a file's bytes and digest; read reads them from
-// disk, for a reader that has no copy.
-type fileReader func(f *versionFile, read func() ([]byte, error)) ([]byte, content.Digest, error)
+// fileReader fills in f's digest, size and problems (and its bytes when it
+// reads them); read reads them from disk.
+type fileReader func(f *versionFile, read func() ([]byte, error)) error
 
 // listFiles walks the version folder v (whose own stat is vst and whose
 // entries are listed) and returns every regular, non-hidden file below
@@ -356,12 +376,9 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 					continue
 				}
 				f := &files[len(files)-1]
-				data, digest, err := get(f, func() ([]byte, error) { return t.readFile(d, e, st.size) })
-				if err != nil {
+				if err := get(f, func() ([]byte, error) { return t.readFile(d, e, st.size) }); err != nil {
 					ps = append(ps, openProblem(t.report(childFull), "cannot read", err))
-					continue
 				}
-				f.read, f.data, f.digest = true, data, digest
 			default:
 				ps = append(ps, fileTypeProblem(t.report(childFull), st.mode))
 			}

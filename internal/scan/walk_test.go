@@ -289,12 +289,16 @@ func TestOpenRefusesAFIFOSwappedIn(t *testing.T) {
 				}
 				tr, d, st, entries := openSkillFolder(t, root, "s")
 				fifo := filepath.Join(root, tt.swap)
-				get := func(f *versionFile, read func() ([]byte, error)) ([]byte, content.Digest, error) {
+				get := func(f *versionFile, read func() ([]byte, error)) error {
 					if f.rel == "ref.md" {
 						swapForFIFO(t, fifo)
 					}
 					b, err := read()
-					return b, content.Sum(b), err
+					if err != nil {
+						return err
+					}
+					f.read, f.data, f.digest, f.size = true, b, content.Sum(b), int64(len(b))
+					return nil
 				}
 				var files []versionFile
 				var ps []skill.Problem
