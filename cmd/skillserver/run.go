@@ -116,8 +116,13 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	defer cancelRun()
 
 	bi := build()
-	m := metrics.New(metrics.Build{Version: build().Version, Commit: commit, GoVersion: runtime.Version()})
-	cat := catalog.New(src, log, catalog.Options{Retention: cfg.Retention, RetentionMaxBytes: cfg.RetentionBytes,
+	m := metrics.New(metrics.Build{Version: build().Version, Commit: commit, GoVersion: runtime.Version(), KernelBytes: transport.KernelBytes})
+	st, err := openState(cfg, src, log, m)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	cat := catalog.New(src, log, catalog.Options{Retention: cfg.Retention, RetentionMaxBytes: cfg.RetentionBytes, Blobs: st.blobs, Cache: st.cache,
 		DocumentCacheBytes: cfg.DocCacheBytes, OnReload: func(res catalog.ReloadResult) { m.ObserveReload(reloadFigures(res)) },
 		OnRetention: func(st catalog.RetentionStats) { m.ObserveRetention(retainedFigures(st)) }})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})

@@ -48,6 +48,14 @@ type Options struct {
 	OnRetention func(RetentionStats)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Blobs, if set, is the state directory's blob folder: snapshots
+	// keep their blobs there, and what no snapshot or retention names any
+	// more is swept from it after each reload that built a flat store.
+	Blobs *content.Dir
+	// Cache, if set, is the scan cache to start from (scan.OpenCache,
+	// kept in the state directory and saved after each reload); nil
+	// starts an empty one in memory.
+	Cache *scan.Cache
 }
 
 // ReloadResult describes one reload attempt, for logs and metrics.
@@ -102,7 +110,11 @@ func New(src Source, log *slog.Logger, opts ...Options) *Catalog {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c := &Catalog{src: src, log: log, opts: o, cache: scan.NewCache(), retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
+	cache := o.Cache
+	if cache == nil {
+		cache = scan.NewCache()
+	}
+	c := &Catalog{src: src, log: log, opts: o, cache: cache, retain: newRetention(o.Retention, o.RetentionMaxBytes, o.Now),
 		docs: feed.NewSharedCache(o.DocumentCacheBytes)}
 	c.retain.expired = c.reportRetention
 	return c
@@ -180,7 +192,7 @@ func (c *Catalog) reload(ctx context.Context, changes *scan.Changes) (*Snapshot,
 	}
 	progress := &scan.Progress{}
 	stop := c.logProgress(progress, start)
-	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, docs: c.docs, log: c.log, progress: progress})
+	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, blobs: c.opts.Blobs, docs: c.docs, log: c.log, progress: progress})
 	stop()
 	return c.finish(a, ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}, start, true)
 }
@@ -237,7 +249,7 @@ func (c *Catalog) claim(ctx context.Context) (*attempt, error) {
 		case <-r.ctx.Done():
 			c.mu.Lock()
 			if c.running == r {
-				c.running, c.cache = nil, scan.NewCache()
+				c.running, c.cache = nil, c.cache.Fresh()
 			}
 			c.mu.Unlock()
 		case <-ctx.Done():
@@ -275,7 +287,33 @@ func (c *Catalog) finish(a *attempt, res ReloadResult, start time.Time, publish 
 	res.Retention = c.retain.stats()
 	c.logReload(a.prev, res)
 	c.report(res)
+	if err := a.cache.Save(); err != nil {
+		c.log.Warn("cannot save the scan cache; the next start scans the files it could not save again", "error", err)
+	}
+	if snap.Store.Flat() {
+		c.sweep(snap)
+	}
 	return snap, nil
+}
+
+// sweep removes from the state directory the blobs that neither snap nor
+// anything retention keeps names. It runs with mu held, when no reload
+// is writing blobs (an abandoned one's result is dropped whatever it
+// wrote).
+func (c *Catalog) sweep(snap *Snapshot) {
+	dir := c.opts.Blobs
+	if dir == nil {
+		return
+	}
+	c.retain.mu.Lock()
+	n, err := dir.Sweep(func(d content.Digest) bool { return snap.Store.Has(d) || c.retain.holds(d) })
+	c.retain.mu.Unlock()
+	if err != nil {
+		c.log.Warn("cannot remove some unused blobs from the state directory", "path", dir.Path(), "error", err)
+	}
+	if n > 0 {
+		c.log.Debug("swept unused blobs from the state directory", "removed", n, "kept", dir.Len())
+	}
 }
 
 func (c *Catalog) report(res ReloadResult) {
@@ -349,7 +387,12 @@ func logNewEntries[V item.Version](prev, cur map[string]*scan.Entry[V], rescanne
 // Retained returns the bytes with digest d that the artifact key served in
 // a snapshot retired within the retention window.
 func (c *Catalog) Retained(key ArtifactKey, d content.Digest) ([]byte, bool) {
-	return c.retain.artifact(key, d, c.opts.Now())
+	b, ok := c.retain.artifact(key, d, c.opts.Now())
+	if !ok {
+		return nil, false
+	}
+	data, err := b.Bytes()
+	return data, err == nil
 }
 
 // A View is how one reader sees a snapshot's feed: the scope, path
@@ -391,7 +434,7 @@ type Lookup struct {
 // Found is what Locate found: the bytes, or the document of AsksDocument,
 // and for AsksFile the item a download of the file installs ("" for none).
 type Found struct {
-	Body    []byte
+	Blob    content.Blob
 	Doc     *feed.Document
 	Install string
 }
@@ -439,25 +482,25 @@ func (c *Catalog) Locate(snap *Snapshot, q Lookup) (Found, bool) {
 			allow = f.Allows
 		}
 		if b, install, ok := c.retain.file(q.Digest, q.Name, allow, c.opts.Now()); ok {
-			return Found{Body: b, Install: install}, true
+			return Found{Blob: b, Install: install}, true
 		}
 	case AsksPinned:
 		if q.Digest == q.Served {
-			b, ok := snap.Store.Get(q.Digest)
-			return Found{Body: b}, ok
+			b, ok := snap.Store.Blob(q.Digest)
+			return Found{Blob: b}, ok
 		}
 		if q.Key != (ArtifactKey{}) {
 			b, ok := c.retain.artifact(q.Key, q.Digest, c.opts.Now())
-			return Found{Body: b}, ok
+			return Found{Blob: b}, ok
 		}
 	case AsksBlob:
 		f := q.View.Of(snap.Feed())
-		if b, ok := snap.Store.Get(q.Digest); ok {
-			return Found{Body: b}, f.HasBlob(q.Digest)
+		if b, ok := snap.Store.Blob(q.Digest); ok {
+			return Found{Blob: b}, f.HasBlob(q.Digest)
 		}
 		if !f.Scoped() {
 			b, ok := c.retain.blob(q.Digest, c.opts.Now())
-			return Found{Body: b}, ok
+			return Found{Blob: b}, ok
 		}
 	}
 	return Found{}, false
@@ -469,8 +512,8 @@ func publishedFile(f *feed.Feed, s *Snapshot, q Lookup) (Found, bool) {
 	if !ok {
 		return Found{}, false
 	}
-	b, ok := s.Store.Get(q.Digest)
-	return Found{Body: b, Install: file.Install}, ok
+	b, ok := s.Store.Blob(q.Digest)
+	return Found{Blob: b, Install: file.Install}, ok
 }
 
 // Retired returns snapshots retired within the retention window, newest

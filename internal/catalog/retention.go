@@ -54,7 +54,7 @@ type retainedRef struct {
 }
 
 type retainedBlob struct {
-	data    []byte
+	blob    content.Blob
 	expires time.Time
 	// files are the items and file names the bytes were published under,
 	// for their content-addressed URLs (feed.ArtifactPath), each true when
@@ -114,7 +114,7 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	old.changedArtifacts(cur, func(key ArtifactKey, d content.Digest, install bool) {
-		data, ok := old.Store.Get(d)
+		data, ok := old.Store.Blob(d)
 		if !ok {
 			return
 		}
@@ -123,7 +123,7 @@ func (r *retention) retire(old, cur *Snapshot, now time.Time) {
 		if ok {
 			b.expires = expires
 		} else {
-			b = &retainedBlob{data: data, expires: expires, files: map[retainedFile]bool{}}
+			b = &retainedBlob{blob: data, expires: expires, files: map[retainedFile]bool{}}
 			r.blobs[d] = b
 		}
 		f := fileOf(key)
@@ -190,7 +190,7 @@ func (r *retention) bound() {
 	r.bytes = 0
 	for d, b := range r.blobs {
 		if !held(d) {
-			r.bytes += int64(len(b.data))
+			r.bytes += b.blob.Size()
 		}
 	}
 	for i, rs := range r.snapshots {
@@ -249,7 +249,7 @@ func (r *retention) bound() {
 		own = own[1:]
 		delete(r.blobs, a.d)
 		if holders[a.d] == 0 {
-			r.bytes -= int64(len(a.b.data))
+			r.bytes -= a.b.blob.Size()
 		}
 		r.evicted++
 	}
@@ -286,7 +286,7 @@ func (r *retention) schedule(now time.Time) {
 
 // artifact returns the bytes with digest d that key served within the
 // window, if retained.
-func (r *retention) artifact(key ArtifactKey, d content.Digest, now time.Time) ([]byte, bool) {
+func (r *retention) artifact(key ArtifactKey, d content.Digest, now time.Time) (content.Blob, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ref := range r.byKey[key] {
@@ -294,20 +294,20 @@ func (r *retention) artifact(key ArtifactKey, d content.Digest, now time.Time) (
 			continue
 		}
 		if b, ok := r.blobs[d]; ok {
-			return b.data, true
+			return b.blob, true
 		}
 	}
-	return nil, false
+	return content.Blob{}, false
 }
 
 // blob returns retained bytes by digest.
-func (r *retention) blob(d content.Digest, now time.Time) ([]byte, bool) {
+func (r *retention) blob(d content.Digest, now time.Time) (content.Blob, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if b, ok := r.blobs[d]; ok && now.Before(b.expires) {
-		return b.data, true
+		return b.blob, true
 	}
-	return nil, false
+	return content.Blob{}, false
 }
 
 // file returns retained bytes d if an item allow lets through published
@@ -315,12 +315,12 @@ func (r *retention) blob(d content.Digest, now time.Time) ([]byte, bool) {
 // agent.md), and the item a download of them installed ("" for a file
 // that installs nothing, such as an archive version's SKILL.md); allow
 // nil lets every item through.
-func (r *retention) file(d content.Digest, name string, allow func(item string) bool, now time.Time) ([]byte, string, bool) {
+func (r *retention) file(d content.Digest, name string, allow func(item string) bool, now time.Time) (content.Blob, string, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	b, ok := r.blobs[d]
 	if !ok || !now.Before(b.expires) {
-		return nil, "", false
+		return content.Blob{}, "", false
 	}
 	for f, installs := range b.files {
 		if f.name == name && (allow == nil || allow(f.item)) {
@@ -328,10 +328,25 @@ func (r *retention) file(d content.Digest, name string, allow func(item string) 
 			if installs {
 				install = f.item
 			}
-			return b.data, install, true
+			return b.blob, install, true
 		}
 	}
-	return nil, "", false
+	return content.Blob{}, "", false
+}
+
+// holds reports whether what retention keeps names the blob d: a
+// retained blob, or a blob of a retired snapshot it keeps. Blobs it
+// names stay in the state directory (Catalog.sweep).
+func (r *retention) holds(d content.Digest) bool {
+	if _, ok := r.blobs[d]; ok {
+		return true
+	}
+	for _, rs := range r.snapshots {
+		if rs.snap.Store.Has(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // retired returns the retired snapshots still within the window, newest

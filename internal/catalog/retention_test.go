@@ -213,8 +213,8 @@ func TestLocate(t *testing.T) {
 		switch {
 		case ok != found:
 			t.Errorf("%s: found %v, want %v", what, ok, found)
-		case ok && q.Asks != AsksDocument && string(got.Body) != want:
-			t.Errorf("%s: %q, want %q", what, got.Body, want)
+		case ok && q.Asks != AsksDocument && string(blobBytes(t, got.Blob)) != want:
+			t.Errorf("%s: %q, want %q", what, blobBytes(t, got.Blob), want)
 		case ok && q.Asks == AsksDocument && string(got.Doc.Body) != want:
 			t.Errorf("%s: document\n%s\nwant\n%s", what, got.Doc.Body, want)
 		}
@@ -281,4 +281,14 @@ func TestLocate(t *testing.T) {
 	check("file past the window", Lookup{Asks: AsksFile, Digest: oldRef, Name: "ref.md"}, "", false)
 	check("pinned past the window", Lookup{Asks: AsksPinned, Digest: oldRef, Key: refKey}, "", false)
 	check("blob past the window", Lookup{Asks: AsksBlob, Digest: oldRef}, "", false)
+}
+
+// blobBytes reads a found blob whole.
+func blobBytes(t *testing.T, b content.Blob) []byte {
+	t.Helper()
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -126,6 +126,7 @@ type buildInput struct {
 	prev       *Snapshot // reused where unchanged; source of last good versions
 	changes    *scan.Changes
 	cache      *scan.Cache
+	blobs      *content.Dir // nil: blobs in memory
 	docs       *feed.SharedCache
 	log        *slog.Logger
 	progress   *scan.Progress // nil: not counted
@@ -155,7 +156,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		prev = in.prev.scanned
 	}
 	r, err := scan.Run(ctx, scan.Input{SkillsDir: src.SkillsDir, AgentsDir: src.AgentsDir, Limits: src.Limits,
-		Generation: in.generation, Prev: prev, Changes: in.changes, Cache: in.cache, Progress: in.progress})
+		Generation: in.generation, Prev: prev, Changes: in.changes, Cache: in.cache, Blobs: in.blobs, Progress: in.progress})
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,8 @@ const EnvPrefix = "SKILLSERVER_"
 type Config struct {
 	Listen string `mapstructure:"listen"`
 	Skills string `mapstructure:"skills"`
+	// StateDir is state_dir: StateDirAuto, "" (memory) or a folder.
+	StateDir string `mapstructure:"state_dir"`
 	Agents string `mapstructure:"agents"`
 	// SkillsExplicit and AgentsExplicit are true when the directory was
 	// configured rather than defaulted: a missing explicit directory is an

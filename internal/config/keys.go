@@ -30,6 +30,10 @@ type Key struct {
 // flags' help.
 const Off = "0 is off: a limit off is no limit, a timeout off never fires, an interval off never comes, and a cache, a buffer, retention or a delay off holds nothing"
 
+// StateDirAuto is the state_dir value that picks a folder per tree, or
+// memory where there is none.
+const StateDirAuto = "auto"
+
 // Zero is what 0 does for k: "" for a key that is no number or
 // duration, else that it is off or refused.
 func (k Key) Zero() string {
@@ -97,6 +101,7 @@ var Keys = []Key{
 	{Name: "admin_token", Flag: "", Default: "", Help: "bearer token that enables POST /-/reload and /-/problems; at least 16 characters (make one with openssl rand -hex 24); empty disables both (404). Set it by environment or file, not on the command line"},
 	{Name: "read_tokens_file", Flag: "read-tokens-file", Default: "", Help: "file of read tokens, one \"NAME SECRET PATTERN...\" per line (SECRET may be sha256:<hex>; PATTERN * is every item, and a line needs at least one; the file must end with a newline); when set every route but /healthz, /readyz and /-/reload needs one, as Authorization: Bearer or a /t/<token>/ path prefix, and a token sees only the items its patterns match. Re-read on SIGHUP and, with watch, when it changes; a file that does not read (being written, broken, deleted) keeps the tokens in force; empty: the feed is public"},
 	{Name: "auth_failures_per_minute", Flag: "auth-failures-per-minute", Default: 60, Help: "most wrong tokens one client address may send a minute, and at once: admin_token on /-/reload and /-/problems, read tokens on a private feed; past them the address is held back: any token it sends, right or wrong, is answered 429 with Retry-After without being checked, until the allowance refills. A client sending the right token never spends it. The address is the connection's, or with trust_proxy the last X-Forwarded-For entry. At most 10000 addresses are remembered, the least recently failing forgotten first"},
+	{Name: "state_dir", Flag: "state-dir", Default: StateDirAuto, Help: "folder for the published bytes (one read-only file per blob, named by its digest) and the scan cache, so memory holds metadata, not bytes, and a restart over an unchanged tree reads and compresses nothing again. Needs about the tree's size plus its archives and what retention keeps; one process per folder (a second is refused). \"auto\" is a folder per tree under $XDG_STATE_HOME/skillserver (else ~/.local/state/skillserver), or, where there is none or it is in use or not writable, the bytes are held in memory, logged once; \"\" holds them in memory; any other value is a folder that must be writable"},
 	{Name: "retention", Flag: "retention", Default: 10 * time.Minute, Help: "how long a pinned artifact URL keeps serving its bytes after a reload replaced them"},
 	{Name: "retention_max_bytes", Flag: "retention-max-bytes", Default: int64(256 << 20), Help: "most bytes kept only for retention; the oldest go first beyond it"},
 	{Name: "max_connections", Flag: "max-connections", Default: 0, Help: "most client connections open at once; at the cap a new client evicts the connection that has been idle or sending its request the longest (once it had half a second), never one being answered, and waits while there is none. Off, the server has no cap of its own but never accepts more than its open files allow: the open-file limit less what the process holds itself (32, metrics_max_connections when metrics_listen is set, and max_folder_depth + 4 per core for the scan: 168 on two cores by default), at most 4096, and at least a quarter of the limit"},

@@ -160,6 +160,14 @@ type Blob struct {
 	dir    *Dir
 }
 
+// BytesBlob is data as a Blob held in memory, for bytes built per request.
+func BytesBlob(data []byte) Blob {
+	if data == nil {
+		data = []byte{}
+	}
+	return Blob{digest: Sum(data), size: int64(len(data)), data: data}
+}
+
 // Digest is the blob's digest.
 func (b Blob) Digest() Digest { return b.digest }
 

@@ -143,7 +143,7 @@ func (s *Server) handleBlob(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, fmt.Errorf("%w: no blob %s", errNotFound, d))
 		return
 	}
-	s.writeArtifact(w, r, found.Body, d, octetStream, cacheImmutables, "")
+	s.writeArtifact(w, r, found.Blob, d, octetStream, cacheImmutables, "")
 }
 
 // handleBlobFile serves a content-addressed file (feed.ArtifactPath): the
@@ -184,7 +184,7 @@ func (s *Server) serveBlobFile(w http.ResponseWriter, r *http.Request, raw, name
 		s.fail(w, r, fmt.Errorf("%w: no file %q with digest %s", errNotFound, name, d))
 		return
 	}
-	s.writeArtifact(w, r, found.Body, d, contentTypeOf(name), cacheImmutables, found.Install)
+	s.writeArtifact(w, r, found.Blob, d, contentTypeOf(name), cacheImmutables, found.Install)
 }
 
 // artifactKey is k, or no key when the view f does not hold k's item:
@@ -202,7 +202,7 @@ func artifactKey(f *feed.Feed, k catalog.ArtifactKey) catalog.ArtifactKey {
 // this path, and 404 otherwise, never other bytes. Pinned responses may be
 // cached forever.
 func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, a resolvedArtifact) {
-	var body []byte
+	var body content.Blob
 	var ok bool
 	var cache []string
 	if q, pinned := transport.Query(w, r)["digest"]; pinned {
@@ -217,14 +217,14 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 			s.fail(w, r, fmt.Errorf("%w: %s is not served here (any more)", errNotFound, want))
 			return
 		}
-		body, a.digest = found.Body, want
+		body, a.digest = found.Blob, want
 		cache = cacheImmutables
 	} else {
 		if a.digest == "" {
 			s.fail(w, r, a.missing)
 			return
 		}
-		if body, ok = snap.Store.Get(a.digest); !ok {
+		if body, ok = snap.Store.Blob(a.digest); !ok {
 			s.fail(w, r, fmt.Errorf("snapshot %d advertises blob %s it does not hold", snap.Generation, a.digest))
 			return
 		}
@@ -239,13 +239,15 @@ func (s *Server) serveArtifact(w http.ResponseWriter, r *http.Request, snap *cat
 // 200: not HEAD, a Range, a revalidation's 304 or a failed
 // precondition), a download of install's artifact counted (none when
 // install is "").
-func (s *Server) writeArtifact(w http.ResponseWriter, r *http.Request, body []byte, d content.Digest, contentType, cacheControl []string, install string) {
+func (s *Server) writeArtifact(w http.ResponseWriter, r *http.Request, body content.Blob, d content.Digest, contentType, cacheControl []string, install string) {
 	h := w.Header()
 	h["Cache-Control"] = cacheControl
 	h["Content-Type"] = contentType
 	h["Etag"] = transport.ETagValue(w, d.ETag())
 	setArtifactSecurity(h)
-	s.serveBytes(w, r, body)
+	if !s.serveBlob(w, r, body) {
+		return
+	}
 	if install != "" && r.Method == http.MethodGet && transport.Status(w) == http.StatusOK {
 		s.installs.add(install)
 	}

@@ -206,12 +206,12 @@ func (s *Server) handleClawHubDownload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.writeArtifact(w, r, zip, content.Sum(zip), contentTypeOf(feed.ArchiveFile), cacheShorts, "")
+	s.writeArtifact(w, r, content.BytesBlob(zip), content.Sum(zip), contentTypeOf(feed.ArchiveFile), cacheShorts, "")
 }
 
 // serveClawBlob serves the blob d of snap under the file name name.
 func (s *Server) serveClawBlob(w http.ResponseWriter, r *http.Request, snap *catalog.Snapshot, d content.Digest, name string) {
-	body, ok := snap.Store.Get(d)
+	body, ok := snap.Store.Blob(d)
 	if !ok {
 		clawText(w, http.StatusNotFound, clawNotFound)
 		return

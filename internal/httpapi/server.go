@@ -12,6 +12,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/skillserver/skillserver/internal/access"
 	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/mcpapi"
 	"github.com/skillserver/skillserver/internal/page"
@@ -148,6 +150,25 @@ func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
 // (transport.Bytes).
 func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 	s.bytes.Serve(w, r, b)
+}
+
+// serveBlob answers with the blob b: from memory, or from its file in the
+// state directory (sent by the kernel where it can: transport.Bytes.File).
+// A blob whose file is gone or fails verification answers 500 (the state
+// directory reported the fault) and false.
+func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request, b content.Blob) bool {
+	if data, ok := b.InMemory(); ok {
+		s.bytes.Serve(w, r, data)
+		return true
+	}
+	f, _, err := b.OpenFile()
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("blob %s cannot be served from the state directory: %w", b.Digest(), err))
+		return false
+	}
+	defer f.Close()
+	s.bytes.File(w, r, f, b.Size())
+	return true
 }
 
 // ReadTokens is the read tokens in force (*access.File); the set may be

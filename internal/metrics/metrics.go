@@ -55,11 +55,16 @@ type Metrics struct {
 	connsEvicted    prometheus.Counter
 	transferEncoded prometheus.Counter
 	mcpRequests     *prometheus.CounterVec
+	blobFaults      *prometheus.CounterVec
 }
 
-// Build labels skillserver_build_info.
+// Build labels skillserver_build_info, and gives the counters read from
+// elsewhere.
 type Build struct {
 	Version, Commit, GoVersion string
+	// KernelBytes, if set, counts the bytes sent by sendfile
+	// (transport.KernelBytes).
+	KernelBytes func() int64
 }
 
 // New registers every metric, plus the Go and process collectors, in a
@@ -190,6 +195,23 @@ func New(b Build) *Metrics {
 	}
 	info.WithLabelValues(b.Version, b.Commit, goVersion).Set(1)
 	f(info)
+	m.blobFaults = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: namespace, Name: "state_blob_faults_total",
+		Help: "Faults of the blobs in state_dir, by kind: write (a blob could not be written, and is held in memory), corrupt (a blob did not match its digest: removed, answered 500, and written again by the next reload) or read (a blob vanished from the folder).",
+	}, []string{"kind"})
+	for _, k := range []string{"write", "corrupt", "read"} {
+		m.blobFaults.WithLabelValues(k)
+	}
+	f(m.blobFaults)
+	f(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: namespace, Name: "http_sendfile_bytes_total",
+		Help: "Response bytes the kernel sent from a file in state_dir (sendfile) without their passing through the process.",
+	}, func() float64 {
+		if b.KernelBytes == nil {
+			return 0
+		}
+		return float64(b.KernelBytes())
+	}))
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, r := range []string{"success", "failure"} {
@@ -296,6 +318,10 @@ func (m *Metrics) ObserveEviction() { m.connsEvicted.Inc() }
 // ObserveTransferEncoded records a request framed by Transfer-Encoding,
 // whose connection was closed after its answer.
 func (m *Metrics) ObserveTransferEncoded() { m.transferEncoded.Inc() }
+
+// ObserveBlobFault records a fault of a blob in state_dir (its kind:
+// write, corrupt or read).
+func (m *Metrics) ObserveBlobFault(kind string) { m.blobFaults.WithLabelValues(kind).Inc() }
 
 // ObservePanic records a recovered handler panic.
 func (m *Metrics) ObservePanic() { m.httpPanics.Inc() }

@@ -29,6 +29,8 @@ type Cache struct {
 	next map[string]*entryCache // written by the running scan
 
 	hits, misses atomic.Int64 // files taken from the cache / read, this scan
+
+	persist *persisted // where it is kept on disk (persist.go); nil: memory only
 }
 
 type entryCache struct {
@@ -95,6 +97,7 @@ func (c *Cache) begin() {
 // scan they replace everything; after a partial one, only the entries that
 // were rescanned (an entry without a new cache was removed).
 func (c *Cache) commit(full bool, rescanned []string) {
+	c.markDirty(full, rescanned)
 	if full {
 		c.entries = c.next
 	} else {

@@ -139,6 +139,54 @@ func (w *statusWriter) failed(err error) {
 	}
 }
 
+// ReadFrom sends src as Write would, through the connection's ReadFrom
+// (sendfile for a file) a sendChunk at a time under the stall deadline,
+// counting what went out.
+func (w *statusWriter) ReadFrom(src io.Reader) (int64, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	if w.head {
+		return io.Copy(io.Discard, src)
+	}
+	if w.stall <= 0 {
+		n, err := copyInto(w.ResponseWriter, src)
+		w.bytes += n
+		return n, err
+	}
+	// A limited reader is taken apart, so that each chunk is a limited
+	// reader of the file itself, which the kernel can still send.
+	inner, limit, lr := src, int64(-1), (*io.LimitedReader)(nil)
+	if l, ok := src.(*io.LimitedReader); ok {
+		inner, limit, lr = l.R, l.N, l
+	}
+	var total int64
+	for {
+		chunk := int64(sendChunk)
+		if limit >= 0 {
+			chunk = min(chunk, limit)
+		}
+		if chunk <= 0 {
+			return total, nil
+		}
+		w.extend(time.Now())
+		n, err := copyInto(w.ResponseWriter, io.LimitReader(inner, chunk))
+		total += n
+		w.bytes += n
+		if lr != nil {
+			limit -= n
+			lr.N = limit
+		}
+		if err != nil {
+			w.failed(err)
+			return total, err
+		}
+		if n < chunk {
+			return total, nil
+		}
+	}
+}
+
 // Write drops a HEAD answer's body (statusWriter.head) and sends the
 // rest under the stall deadline (send), counting what went out.
 func (w *statusWriter) Write(b []byte) (int, error) {

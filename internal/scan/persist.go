@@ -1,0 +1,305 @@
+package scan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/skill"
+)
+
+// A Cache persisted in a folder of the state directory lets a restart
+// over an unchanged tree stat its files and reuse every digest, parse and
+// archive, reading and deflating nothing. The cache is split by entry key
+// into cacheShards files, so a reload that rescanned one entry rewrites
+// one shard. Each shard is a header line (cacheMagic), the stamp of the
+// build and settings that wrote it, a gob of its entries, and the SHA-256
+// of all that: a shard that is truncated, corrupt, foreign, or written by
+// another build or with other limits is ignored (its entries are
+// scanned again), never trusted.
+
+const (
+	cacheShards = 256
+	cacheMagic  = "skillserver scan cache 1\n"
+)
+
+// persisted says where a Cache is kept and which shards changed since
+// they were written.
+type persisted struct {
+	dir   string
+	stamp string
+	dirty [cacheShards]bool
+}
+
+// CacheStamp is the stamp of the running program and lim: the SHA-256 of
+// the executable and the limits, which decide what a parse finds.
+func CacheStamp(lim Limits) (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(h, "\n%+v", lim)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// OpenCache returns the Cache kept in dir (created if missing) for stamp.
+// Shards that cannot be trusted are left out and returned as errors, one
+// each, for the log; the cache then holds what the rest do.
+func OpenCache(dir, stamp string) (*Cache, []error) {
+	c := NewCache()
+	c.persist = &persisted{dir: dir, stamp: stamp}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.persist = nil
+		return c, []error{fmt.Errorf("scan cache: %w; it is kept in memory only", err)}
+	}
+	var order []string
+	ignored := map[string][]string{} // why -> shard paths
+	for i := range cacheShards {
+		path := shardPath(dir, i)
+		entries, err := readShard(path, stamp)
+		var why shardError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case errors.As(err, &why):
+			if ignored[why.why] == nil {
+				order = append(order, why.why)
+			}
+			ignored[why.why] = append(ignored[why.why], path)
+			c.persist.dirty[i] = true // rewritten by the next save
+		default:
+			for k, e := range entries {
+				c.entries[k] = e
+			}
+		}
+	}
+	var errs []error
+	for _, why := range order {
+		errs = append(errs, fmt.Errorf("scan cache: %d of %d shards (%s first) ignored: %s; their entries are scanned again", len(ignored[why]), cacheShards, ignored[why][0], why))
+	}
+	return c, errs
+}
+
+func shardPath(dir string, i int) string { return filepath.Join(dir, fmt.Sprintf("%02x.cache", i)) }
+
+func shardOf(key string) int {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % cacheShards)
+}
+
+// fresh returns an empty Cache kept where c is: every shard is written
+// again by its first save.
+func (c *Cache) fresh() *Cache {
+	n := NewCache()
+	if c.persist != nil {
+		n.persist = &persisted{dir: c.persist.dir, stamp: c.persist.stamp}
+		for i := range n.persist.dirty {
+			n.persist.dirty[i] = true
+		}
+	}
+	return n
+}
+
+// Fresh returns an empty Cache kept where c is, for a reload that cannot
+// trust what c holds (one abandoned while it was scanning).
+func (c *Cache) Fresh() *Cache { return c.fresh() }
+
+// markDirty records that the entries of keys changed.
+func (c *Cache) markDirty(full bool, keys []string) {
+	if c.persist == nil {
+		return
+	}
+	if full {
+		for i := range c.persist.dirty {
+			c.persist.dirty[i] = true
+		}
+		return
+	}
+	for _, k := range keys {
+		c.persist.dirty[shardOf(k)] = true
+	}
+}
+
+// Save writes the shards that changed since they were last written, each
+// to a temporary file renamed over the old one. A cache not kept on disk
+// saves nothing. It must not run during a scan with c.
+func (c *Cache) Save() error {
+	if c.persist == nil {
+		return nil
+	}
+	var shards [cacheShards]map[string]diskEntry
+	for k, e := range c.entries {
+		i := shardOf(k)
+		if !c.persist.dirty[i] {
+			continue
+		}
+		if shards[i] == nil {
+			shards[i] = map[string]diskEntry{}
+		}
+		shards[i][k] = toDisk(e)
+	}
+	var errs []error
+	for i := range cacheShards {
+		if !c.persist.dirty[i] {
+			continue
+		}
+		if err := writeShard(c.persist.dir, shardPath(c.persist.dir, i), c.persist.stamp, shards[i]); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.persist.dirty[i] = false
+	}
+	return errors.Join(errs...)
+}
+
+func writeShard(dir, path, stamp string, entries map[string]diskEntry) error {
+	var buf bytes.Buffer
+	buf.WriteString(cacheMagic)
+	buf.WriteString(stamp)
+	buf.WriteByte('\n')
+	if err := gob.NewEncoder(&buf).Encode(entries); err != nil {
+		return fmt.Errorf("scan cache %s: %w", path, err)
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	buf.Write(sum[:])
+	f, err := os.CreateTemp(dir, "shard-")
+	if err != nil {
+		return fmt.Errorf("scan cache: %w", err)
+	}
+	_, err = f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("scan cache %s: %w", path, err)
+	}
+	return nil
+}
+
+// shardError is why a shard was not trusted.
+type shardError struct{ why string }
+
+func (e shardError) Error() string { return e.why }
+
+func readShard(path, stamp string) (map[string]*entryCache, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, shardError{describeErr(err)}
+	}
+	if len(data) < len(cacheMagic)+sha256.Size || string(data[:len(cacheMagic)]) != cacheMagic {
+		return nil, shardError{"not a scan cache of this format"}
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if want := sha256.Sum256(body); !bytes.Equal(sum, want[:]) {
+		return nil, shardError{"checksum mismatch (truncated or corrupt)"}
+	}
+	rest := body[len(cacheMagic):]
+	line, payload, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok {
+		return nil, shardError{"no stamp"}
+	}
+	if string(line) != stamp {
+		return nil, shardError{"written by another build of skillserver or with other limits"}
+	}
+	var entries map[string]diskEntry
+	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&entries); err != nil {
+		return nil, shardError{"cannot decode: " + err.Error()}
+	}
+	out := make(map[string]*entryCache, len(entries))
+	for k, e := range entries {
+		out[k] = e.fromDisk()
+	}
+	return out, nil
+}
+
+// diskEntry and the types below are an entryCache as a shard holds it.
+type diskEntry struct {
+	Files  map[string]diskFile
+	Zips   map[string]diskZip
+	Skills map[string]diskParsed[skill.SkillMD]
+	Agents map[string]diskParsed[skill.AgentMD]
+}
+
+type diskFile struct {
+	Size, Mtime int64
+	Inode       uint64
+	ReadAt      time.Time
+	Digest      content.Digest
+	Problems    []skill.Problem
+}
+
+type diskZip struct {
+	Digest   content.Digest
+	Size     int64
+	Deflated map[content.Digest]content.Span
+}
+
+type diskParsed[T any] struct {
+	Digest   content.Digest
+	Want     string
+	Value    T
+	Problems []skill.Problem
+}
+
+func toDisk(e *entryCache) diskEntry {
+	d := diskEntry{Files: make(map[string]diskFile, len(e.files)), Zips: make(map[string]diskZip, len(e.zips)),
+		Skills: toDiskParsed(e.skills), Agents: toDiskParsed(e.agents)}
+	for k, f := range e.files {
+		d.Files[k] = diskFile{Size: f.size, Mtime: f.mtime, Inode: f.inode, ReadAt: f.readAt, Digest: f.digest, Problems: f.problems}
+	}
+	for k, z := range e.zips {
+		d.Zips[k] = diskZip{Digest: z.digest, Size: z.size, Deflated: z.deflated}
+	}
+	return d
+}
+
+func toDiskParsed[T any](m map[string]parsed[T]) map[string]diskParsed[T] {
+	out := make(map[string]diskParsed[T], len(m))
+	for k, p := range m {
+		out[k] = diskParsed[T]{Digest: p.digest, Want: p.want, Value: p.value, Problems: p.problems}
+	}
+	return out
+}
+
+func (d diskEntry) fromDisk() *entryCache {
+	e := newEntryCache()
+	for k, f := range d.Files {
+		e.files[k] = cachedFile{size: f.Size, mtime: f.Mtime, inode: f.Inode, readAt: f.ReadAt, digest: f.Digest, problems: f.Problems}
+	}
+	for k, z := range d.Zips {
+		e.zips[k] = cachedZip{digest: z.Digest, size: z.Size, deflated: z.Deflated}
+	}
+	for k, p := range d.Skills {
+		e.skills[k] = parsedSkill{digest: p.Digest, want: p.Want, value: p.Value, problems: p.Problems}
+	}
+	for k, p := range d.Agents {
+		e.agents[k] = parsedAgent{digest: p.Digest, want: p.Want, value: p.Value, problems: p.Problems}
+	}
+	return e
+}
