@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
@@ -57,6 +58,7 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 			log.Error("state_dir: a blob is not served: it does not match its digest or cannot be read; the next reload writes it again", "path", f.Path, "digest", f.Digest, "kind", f.Kind.String(), "error", f.Err)
 		}
 	}
+	start := time.Now()
 	dir, err := content.OpenDir(path, report)
 	if err != nil {
 		if auto {
@@ -66,7 +68,9 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 		return state{}, fmt.Errorf("state_dir %s: %w (make it writable, give each process its own, or set state_dir to \"\" to hold the bytes in memory)", path, err)
 	}
 	st := state{blobs: dir}
+	listed := time.Since(start)
 	stamp, err := scan.CacheStamp(src.Limits)
+	stamped := time.Since(start)
 	if err != nil {
 		log.Warn("state_dir: the scan cache is kept in memory only: the program cannot be read to stamp it", "error", err)
 	} else {
@@ -76,7 +80,8 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 			log.Warn("state_dir: part of the scan cache is not used", "error", e)
 		}
 	}
-	log.Info("state directory", "path", path, "blobs", dir.Len())
+	log.Info("state directory", "path", path, "blobs", dir.Len(), "cached_entries", st.cache.Len(),
+		"list_duration", listed, "stamp_duration", stamped-listed, "duration", time.Since(start))
 	return st, nil
 }
 

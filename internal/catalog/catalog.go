@@ -284,15 +284,15 @@ func (c *Catalog) finish(a *attempt, res ReloadResult, start time.Time, publish 
 	c.gen = snap.Generation
 	c.cur.Store(snap)
 	c.retain.retire(a.prev, snap, c.opts.Now())
-	res.Retention = c.retain.stats()
-	c.logReload(a.prev, res)
-	c.report(res)
 	if err := a.cache.Save(); err != nil {
 		c.log.Warn("cannot save the scan cache; the next start scans the files it could not save again", "error", err)
 	}
 	if snap.Store.Flat() {
 		c.sweep(snap)
 	}
+	res.Retention = c.retain.stats()
+	c.logReload(a.prev, res)
+	c.report(res)
 	return snap, nil
 }
 
@@ -357,6 +357,7 @@ func (c *Catalog) logReload(prev *Snapshot, res ReloadResult) {
 		"rescanned", snap.Rescanned,
 		"files_read", snap.FileCacheMisses,
 		"files_cached", snap.FileCacheHits,
+		"archives_built", snap.ArchivesBuilt,
 		"blobs", snap.Store.Len(),
 		"bytes", snap.Store.Bytes(),
 		"retained_artifacts", res.Retention.Artifacts,

@@ -55,6 +55,7 @@ type Snapshot struct {
 	// and files read.
 	Rescanned                      int
 	FileCacheHits, FileCacheMisses int
+	ArchivesBuilt                  int // archives deflated rather than reused
 
 	// roots are the skills and sub-agents roots as configured
 	// (ProblemsBelowRoots).
@@ -162,7 +163,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	}
 	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != "", roots: [2]string{src.SkillsDir, src.AgentsDir},
 		Skills: r.Skills, Agents: r.Agents, Store: r.Store,
-		Rescanned: r.Rescanned, FileCacheHits: r.FileCacheHits, FileCacheMisses: r.FileCacheMisses,
+		Rescanned: r.Rescanned, FileCacheHits: r.FileCacheHits, FileCacheMisses: r.FileCacheMisses, ArchivesBuilt: r.ArchivesBuilt,
 		scanned: r, skillEntries: r.SkillEntries, agentEntries: r.AgentEntries,
 		partial: r.Partial, rescannedSkills: r.RescannedSkills, rescannedAgents: r.RescannedAgents}
 	snap.derive(in.prev)

@@ -233,6 +233,12 @@ func (d *Dir) Write(dg Digest, data []byte) error {
 
 func (d *Dir) write(final string, data []byte) error {
 	f, err := os.CreateTemp(d.tmp, "blob-")
+	if errors.Is(err, fs.ErrNotExist) {
+		// The folder vanished under the server: make it again.
+		if err = os.MkdirAll(d.tmp, 0o755); err == nil {
+			f, err = os.CreateTemp(d.tmp, "blob-")
+		}
+	}
 	if err != nil {
 		return err
 	}

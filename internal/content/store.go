@@ -66,6 +66,17 @@ func (s *Store) Blob(d Digest) (Blob, bool) {
 	return Blob{digest: d, size: b.size, data: b.data, dir: s.dir}, true
 }
 
+// Digests lists every digest the store holds, in no order.
+func (s *Store) Digests() []Digest {
+	var out []Digest
+	for ; s != nil; s = s.base {
+		for d := range s.blobs {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Has reports whether the store holds d.
 func (s *Store) Has(d Digest) bool {
 	_, ok := s.lookup(d)

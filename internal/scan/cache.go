@@ -25,24 +25,31 @@ import (
 type Cache struct {
 	entries map[string]*entryCache // committed; read by scans, written by commit only
 
-	mu   sync.Mutex
-	next map[string]*entryCache // written by the running scan
+	mu      sync.Mutex
+	next    map[string]*entryCache // written by the running scan
+	changed []string               // keys whose new cache differs from the old, this scan
 
 	hits, misses atomic.Int64 // files taken from the cache / read, this scan
+	zipped       atomic.Int64 // archives built (deflated), this scan
 
 	persist *persisted // where it is kept on disk (persist.go); nil: memory only
 }
 
 type entryCache struct {
-	files  map[string]cachedFile
-	zips   map[string]cachedZip
-	skills map[string]parsedSkill // by SKILL.md path
-	agents map[string]parsedAgent // by agent file path
+	files  table[cachedFile]
+	zips   table[cachedZip]
+	skills table[parsedSkill] // by SKILL.md path
+	agents table[parsedAgent] // by agent file path
 }
 
-func newEntryCache() *entryCache {
-	return &entryCache{files: map[string]cachedFile{}, zips: map[string]cachedZip{},
-		skills: map[string]parsedSkill{}, agents: map[string]parsedAgent{}}
+func newEntryCache() *entryCache { return &entryCache{} }
+
+// freeze makes e read-only and quick to search, for the next scan.
+func (e *entryCache) freeze() {
+	e.files.freeze()
+	e.zips.freeze()
+	e.skills.freeze()
+	e.agents.freeze()
 }
 
 type cachedFile struct {
@@ -61,7 +68,7 @@ type cachedZip struct {
 	size   int64
 	// deflated locates each entry's deflated bytes in the archive by the
 	// digest of the file, for later archives that hold the same file.
-	deflated map[content.Digest]content.Span
+	deflated table[content.Span]
 }
 
 // parsed is a front matter parse result, valid for the same bytes
@@ -83,22 +90,41 @@ type (
 // timestamp tick as the read would otherwise go unnoticed.
 const inDoubt = 2 * time.Second
 
+// Len is the number of entries the cache holds; c may be nil.
+func (c *Cache) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.entries)
+}
+
 func NewCache() *Cache {
 	return &Cache{entries: map[string]*entryCache{}}
 }
 
 func (c *Cache) begin() {
 	c.next = map[string]*entryCache{}
+	c.changed = nil
 	c.hits.Store(0)
 	c.misses.Store(0)
+	c.zipped.Store(0)
 }
 
 // commit makes the finished scan's entry caches the cache. After a full
 // scan they replace everything; after a partial one, only the entries that
 // were rescanned (an entry without a new cache was removed).
+//
+// The entries whose cache changed, or that are gone, are marked for the
+// next Save; an entry scanned again with every file, parse and archive
+// reused is not written again.
 func (c *Cache) commit(full bool, rescanned []string) {
-	c.markDirty(full, rescanned)
+	dirty := c.changed
 	if full {
+		for k := range c.entries {
+			if _, ok := c.next[k]; !ok {
+				dirty = append(dirty, k)
+			}
+		}
 		c.entries = c.next
 	} else {
 		for _, k := range rescanned {
@@ -106,10 +132,12 @@ func (c *Cache) commit(full bool, rescanned []string) {
 				c.entries[k] = e
 			} else {
 				delete(c.entries, k)
+				dirty = append(dirty, k)
 			}
 		}
 	}
-	c.next = nil
+	c.markDirty(dirty)
+	c.next, c.changed = nil, nil
 }
 
 // entryScan is the cache as one entry's scan sees it: the previous
@@ -119,6 +147,9 @@ type entryScan struct {
 	key  string
 	prev *entryCache // nil when the entry was not cached
 	next *entryCache
+	// changed is set once next holds anything prev did not: a file read,
+	// a parse, an archive built.
+	changed bool
 }
 
 func (c *Cache) open(key string) *entryScan {
@@ -127,7 +158,13 @@ func (c *Cache) open(key string) *entryScan {
 
 // close hands the entry's new cache to the running scan.
 func (e *entryScan) close() {
+	e.next.freeze()
+	changed := e.changed || e.prev == nil || e.prev.files.len() != e.next.files.len() || e.prev.zips.len() != e.next.zips.len() ||
+		e.prev.skills.len() != e.next.skills.len() || e.prev.agents.len() != e.next.agents.len()
 	e.c.mu.Lock()
+	if changed {
+		e.c.changed = append(e.c.changed, e.key)
+	}
 	e.c.next[e.key] = e.next
 	e.c.mu.Unlock()
 }
@@ -141,13 +178,13 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check
 	var old cachedFile
 	var known bool
 	if e.prev != nil {
-		old, known = e.prev.files[key]
+		old, known = e.prev.files.get(key)
 	}
 	if known && old.size == st.size && old.mtime == st.modNanos() && old.inode == st.ino &&
 		st.modTime.Before(old.readAt.Add(-inDoubt)) && // else modified around the read: confirm by digest
 		have(old.digest, old.size) {
 		e.c.hits.Add(1)
-		e.next.files[key] = old
+		e.next.files.set(key, old)
 		return nil, old, nil
 	}
 	readAt := time.Now()
@@ -155,6 +192,7 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check
 	if err != nil {
 		return nil, cachedFile{}, err
 	}
+	e.changed = true
 	e.c.misses.Add(1)
 	f = cachedFile{size: int64(len(data)), mtime: st.modNanos(), inode: st.ino, readAt: readAt, digest: content.Sum(data)}
 	if known && old.digest == f.digest {
@@ -162,18 +200,18 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check
 	} else {
 		f.problems = check(data)
 	}
-	e.next.files[key] = f
+	e.next.files.set(key, f)
 	return data, f, nil
 }
 
 // parseSkill parses a SKILL.md, or reuses the result for the same bytes.
 // load gives the bytes when they must be parsed.
 func (e *entryScan) parseSkill(path, folder string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.SkillMD, []skill.Problem) {
-	var prev map[string]parsedSkill
+	var prev *table[parsedSkill]
 	if e.prev != nil {
-		prev = e.prev.skills
+		prev = &e.prev.skills
 	}
-	return reuseParse(prev, e.next.skills, path, folder, d, func() (skill.SkillMD, []skill.Problem) {
+	return reuseParse(&e.changed, prev, &e.next.skills, path, folder, d, func() (skill.SkillMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.SkillMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -185,11 +223,11 @@ func (e *entryScan) parseSkill(path, folder string, d content.Digest, load func(
 // parseAgent parses an agent-md file, or reuses the result for the same
 // bytes.
 func (e *entryScan) parseAgent(path, want string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.AgentMD, []skill.Problem) {
-	var prev map[string]parsedAgent
+	var prev *table[parsedAgent]
 	if e.prev != nil {
-		prev = e.prev.agents
+		prev = &e.prev.agents
 	}
-	return reuseParse(prev, e.next.agents, path, want, d, func() (skill.AgentMD, []skill.Problem) {
+	return reuseParse(&e.changed, prev, &e.next.agents, path, want, d, func() (skill.AgentMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.AgentMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -199,15 +237,16 @@ func (e *entryScan) parseAgent(path, want string, d content.Digest, load func() 
 }
 
 // reuseParse returns prev's result for path when it was parsed from the
-// same bytes for the same expected name, else parses; either way the
-// result goes into next.
-func reuseParse[T any](prev, next map[string]parsed[T], path, want string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
-	if p, ok := prev[path]; ok && p.digest == d && p.want == want {
-		next[path] = p
+// same bytes for the same expected name, else parses and sets changed;
+// either way the result goes into next.
+func reuseParse[T any](changed *bool, prev, next *table[parsed[T]], path, want string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
+	if p, ok := prev.get(path); ok && p.digest == d && p.want == want {
+		next.set(path, p)
 		return p.value, p.problems
 	}
+	*changed = true
 	v, ps := parse()
-	next[path] = parsed[T]{digest: d, want: want, value: v, problems: ps}
+	next.set(path, parsed[T]{digest: d, want: want, value: v, problems: ps})
 	return v, ps
 }
 
@@ -228,12 +267,12 @@ func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest, l
 		h.Write([]byte{0})
 	}
 	key := hex.EncodeToString(h.Sum(nil))
-	if z, ok := e.next.zips[key]; ok {
+	if z, ok := e.next.zips.get(key); ok {
 		return z.digest, z.size, nil
 	}
 	if e.prev != nil {
-		if z, ok := e.prev.zips[key]; ok && have(z.digest, z.size) {
-			e.next.zips[key] = z
+		if z, ok := e.prev.zips.get(key); ok && have(z.digest, z.size) {
+			e.next.zips.set(key, z)
 			return z.digest, z.size, nil
 		}
 	}
@@ -252,16 +291,19 @@ func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest, l
 	if err != nil {
 		return "", 0, err
 	}
+	e.c.zipped.Add(1)
+	e.changed = true
 	spans, err := content.ZipSpans(data)
 	if err != nil {
 		return "", 0, err
 	}
-	z := cachedZip{digest: content.Sum(data), size: int64(len(data)), deflated: make(map[content.Digest]content.Span, len(files))}
+	z := cachedZip{digest: content.Sum(data), size: int64(len(data))}
 	for i, f := range files {
-		z.deflated[digests[i]] = spans[f.Path]
+		z.deflated.set(string(digests[i]), spans[f.Path])
 	}
+	z.deflated.freeze()
 	put(z.digest, data)
-	e.next.zips[key] = z
+	e.next.zips.set(key, z)
 	return z.digest, z.size, nil
 }
 
@@ -273,8 +315,9 @@ func (e *entryScan) deflated(d content.Digest, get func(content.Digest) ([]byte,
 		if c == nil {
 			continue
 		}
-		for _, z := range c.zips {
-			sp, ok := z.deflated[d]
+		for _, zr := range c.zips.rows {
+			z := zr.v
+			sp, ok := z.deflated.get(string(d))
 			if !ok {
 				continue
 			}

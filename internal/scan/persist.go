@@ -3,6 +3,7 @@ package scan
 import (
 	"bytes"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/gob"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -41,24 +44,45 @@ type persisted struct {
 	dirty [cacheShards]bool
 }
 
-// CacheStamp is the stamp of the running program and lim: the SHA-256 of
-// the executable and the limits, which decide what a parse finds.
+// CacheStamp is the stamp of the running program and lim: the program's
+// Go build ID (which changes with any change to what was compiled; read
+// from its ELF note, else the SHA-256 of the whole executable) and the
+// limits, which decide what a parse finds.
 func CacheStamp(lim Limits) (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
-	f, err := os.Open(exe)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
+	if id, ok := elfBuildID(exe); ok {
+		h.Write(id)
+	} else {
+		f, err := os.Open(exe)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		if _, err := io.Copy(h, f); err != nil {
+			return "", err
+		}
 	}
 	fmt.Fprintf(h, "\n%+v", lim)
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// elfBuildID is the Go build ID note of the ELF executable exe.
+func elfBuildID(exe string) ([]byte, bool) {
+	f, err := elf.Open(exe)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	sec := f.Section(".note.go.buildid")
+	if sec == nil {
+		return nil, false
+	}
+	id, err := sec.Data()
+	return id, err == nil && len(id) > 0
 }
 
 // OpenCache returns the Cache kept in dir (created if missing) for stamp.
@@ -71,22 +95,40 @@ func OpenCache(dir, stamp string) (*Cache, []error) {
 		c.persist = nil
 		return c, []error{fmt.Errorf("scan cache: %w; it is kept in memory only", err)}
 	}
+	// Shards decode on every core; their results are taken in order.
+	type read struct {
+		entries map[string]*entryCache
+		err     error
+	}
+	reads := make([]read, cacheShards)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				reads[i].entries, reads[i].err = readShard(shardPath(dir, i), stamp)
+			}
+		})
+	}
+	for i := range cacheShards {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 	var order []string
 	ignored := map[string][]string{} // why -> shard paths
-	for i := range cacheShards {
-		path := shardPath(dir, i)
-		entries, err := readShard(path, stamp)
+	for i, r := range reads {
 		var why shardError
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case errors.As(err, &why):
+		case errors.Is(r.err, fs.ErrNotExist):
+		case errors.As(r.err, &why):
 			if ignored[why.why] == nil {
 				order = append(order, why.why)
 			}
-			ignored[why.why] = append(ignored[why.why], path)
+			ignored[why.why] = append(ignored[why.why], shardPath(dir, i))
 			c.persist.dirty[i] = true // rewritten by the next save
 		default:
-			for k, e := range entries {
+			for k, e := range r.entries {
 				c.entries[k] = e
 			}
 		}
@@ -124,14 +166,8 @@ func (c *Cache) fresh() *Cache {
 func (c *Cache) Fresh() *Cache { return c.fresh() }
 
 // markDirty records that the entries of keys changed.
-func (c *Cache) markDirty(full bool, keys []string) {
+func (c *Cache) markDirty(keys []string) {
 	if c.persist == nil {
-		return
-	}
-	if full {
-		for i := range c.persist.dirty {
-			c.persist.dirty[i] = true
-		}
 		return
 	}
 	for _, k := range keys {
@@ -160,6 +196,15 @@ func (c *Cache) Save() error {
 	var errs []error
 	for i := range cacheShards {
 		if !c.persist.dirty[i] {
+			continue
+		}
+		if len(shards[i]) == 0 {
+			// Nothing to keep: no file, and none left from before.
+			if err := os.Remove(shardPath(c.persist.dir, i)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+				continue
+			}
+			c.persist.dirty[i] = false
 			continue
 		}
 		if err := writeShard(c.persist.dir, shardPath(c.persist.dir, i), c.persist.stamp, shards[i]); err != nil {
@@ -240,10 +285,15 @@ func readShard(path, stamp string) (map[string]*entryCache, error) {
 
 // diskEntry and the types below are an entryCache as a shard holds it.
 type diskEntry struct {
-	Files  map[string]diskFile
-	Zips   map[string]diskZip
-	Skills map[string]diskParsed[skill.SkillMD]
-	Agents map[string]diskParsed[skill.AgentMD]
+	Files  []diskRow[diskFile]
+	Zips   []diskRow[diskZip]
+	Skills []diskRow[diskParsed[skill.SkillMD]]
+	Agents []diskRow[diskParsed[skill.AgentMD]]
+}
+
+type diskRow[T any] struct {
+	Key   string
+	Value T
 }
 
 type diskFile struct {
@@ -257,7 +307,7 @@ type diskFile struct {
 type diskZip struct {
 	Digest   content.Digest
 	Size     int64
-	Deflated map[content.Digest]content.Span
+	Deflated []diskRow[content.Span]
 }
 
 type diskParsed[T any] struct {
@@ -267,39 +317,56 @@ type diskParsed[T any] struct {
 	Problems []skill.Problem
 }
 
-func toDisk(e *entryCache) diskEntry {
-	d := diskEntry{Files: make(map[string]diskFile, len(e.files)), Zips: make(map[string]diskZip, len(e.zips)),
-		Skills: toDiskParsed(e.skills), Agents: toDiskParsed(e.agents)}
-	for k, f := range e.files {
-		d.Files[k] = diskFile{Size: f.size, Mtime: f.mtime, Inode: f.inode, ReadAt: f.readAt, Digest: f.digest, Problems: f.problems}
-	}
-	for k, z := range e.zips {
-		d.Zips[k] = diskZip{Digest: z.digest, Size: z.size, Deflated: z.deflated}
-	}
-	return d
-}
-
-func toDiskParsed[T any](m map[string]parsed[T]) map[string]diskParsed[T] {
-	out := make(map[string]diskParsed[T], len(m))
-	for k, p := range m {
-		out[k] = diskParsed[T]{Digest: p.digest, Want: p.want, Value: p.value, Problems: p.problems}
+// rowsOut converts the rows of t for a shard, and rowsIn back.
+func rowsOut[T, D any](t table[T], conv func(T) D) []diskRow[D] {
+	out := make([]diskRow[D], len(t.rows))
+	for i, r := range t.rows {
+		out[i] = diskRow[D]{r.key, conv(r.v)}
 	}
 	return out
 }
 
+func rowsIn[D, T any](rows []diskRow[D], conv func(D) T) table[T] {
+	var t table[T]
+	for _, r := range rows {
+		t.set(r.Key, conv(r.Value))
+	}
+	t.freeze()
+	return t
+}
+
+func same[T any](v T) T { return v }
+
+func parsedOut[T any](p parsed[T]) diskParsed[T] {
+	return diskParsed[T]{Digest: p.digest, Want: p.want, Value: p.value, Problems: p.problems}
+}
+
+func parsedIn[T any](p diskParsed[T]) parsed[T] {
+	return parsed[T]{digest: p.Digest, want: p.Want, value: p.Value, problems: p.Problems}
+}
+
+func toDisk(e *entryCache) diskEntry {
+	return diskEntry{
+		Files: rowsOut(e.files, func(f cachedFile) diskFile {
+			return diskFile{Size: f.size, Mtime: f.mtime, Inode: f.inode, ReadAt: f.readAt, Digest: f.digest, Problems: f.problems}
+		}),
+		Zips: rowsOut(e.zips, func(z cachedZip) diskZip {
+			return diskZip{Digest: z.digest, Size: z.size, Deflated: rowsOut(z.deflated, same[content.Span])}
+		}),
+		Skills: rowsOut(e.skills, parsedOut[skill.SkillMD]),
+		Agents: rowsOut(e.agents, parsedOut[skill.AgentMD]),
+	}
+}
+
 func (d diskEntry) fromDisk() *entryCache {
-	e := newEntryCache()
-	for k, f := range d.Files {
-		e.files[k] = cachedFile{size: f.Size, mtime: f.Mtime, inode: f.Inode, readAt: f.ReadAt, digest: f.Digest, problems: f.Problems}
+	return &entryCache{
+		files: rowsIn(d.Files, func(f diskFile) cachedFile {
+			return cachedFile{size: f.Size, mtime: f.Mtime, inode: f.Inode, readAt: f.ReadAt, digest: f.Digest, problems: f.Problems}
+		}),
+		zips: rowsIn(d.Zips, func(z diskZip) cachedZip {
+			return cachedZip{digest: z.Digest, size: z.Size, deflated: rowsIn(z.Deflated, same[content.Span])}
+		}),
+		skills: rowsIn(d.Skills, parsedIn[skill.SkillMD]),
+		agents: rowsIn(d.Agents, parsedIn[skill.AgentMD]),
 	}
-	for k, z := range d.Zips {
-		e.zips[k] = cachedZip{digest: z.Digest, size: z.Size, deflated: z.Deflated}
-	}
-	for k, p := range d.Skills {
-		e.skills[k] = parsedSkill{digest: p.Digest, want: p.Want, value: p.Value, problems: p.Problems}
-	}
-	for k, p := range d.Agents {
-		e.agents[k] = parsedAgent{digest: p.Digest, want: p.Want, value: p.Value, problems: p.Problems}
-	}
-	return e
 }

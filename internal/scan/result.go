@@ -54,9 +54,11 @@ type Result struct {
 	Partial                          bool
 	RescannedSkills, RescannedAgents []string
 	// Rescanned counts entries scanned rather than reused; FileCacheHits
-	// and FileCacheMisses count files taken from the cache and files read.
+	// and FileCacheMisses count files taken from the cache and files read;
+	// ArchivesBuilt the archives deflated rather than reused.
 	Rescanned                      int
 	FileCacheHits, FileCacheMisses int
+	ArchivesBuilt                  int
 }
 
 // Skill returns the named skill of the scan (a skill's entry key is its

@@ -143,6 +143,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	res.Rescanned = len(rescanned)
 	res.Partial = partial
 	res.FileCacheHits, res.FileCacheMisses = int(in.Cache.hits.Load()), int(in.Cache.misses.Load())
+	res.ArchivesBuilt = int(in.Cache.zipped.Load())
 	return res, nil
 }
 
