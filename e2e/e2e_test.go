@@ -48,6 +48,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
+	// Servers the tests start keep their state_dir ("auto") under the
+	// test's folder, never in the home folder of whoever runs them.
+	os.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	code := 1
 	if err := buildPair(dir, raceEnabled); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -60,6 +60,9 @@ var compressors = sync.Pool{New: func() any {
 // archive once, at its final size.
 var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// maxPooledBuffer is the largest buffer kept in buffers.
+const maxPooledBuffer = 4 << 20
+
 // BuildZip returns a zip whose bytes are a pure function of the files'
 // paths, modes and bytes: the file at path first (a client reads it
 // before the rest; the caller says which it is), then the rest in byte
@@ -85,8 +88,13 @@ func BuildZip(first string, files []ArchiveFile) ([]byte, error) {
 	})
 	buf := buffers.Get().(*bytes.Buffer)
 	defer func() {
-		buf.Reset()
-		buffers.Put(buf)
+		// A buffer grown for a large archive is let go, not kept for
+		// the next one: the pool would hold its memory until two
+		// collections after the scan.
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			buffers.Put(buf)
+		}
 	}()
 	w := zip.NewWriter(buf)
 	// A deflate compressor is about a megabyte of state: reuse them.

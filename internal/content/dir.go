@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -37,6 +38,8 @@ type Dir struct {
 
 	mu      sync.Mutex
 	present map[Digest]*fileState
+
+	tmpSeq atomic.Int64 // names of temporary files
 
 	faults [faultKinds]atomic.Int64
 	// writing is false after a write failed, until one succeeds: the
@@ -126,8 +129,12 @@ func OpenDir(path string, report func(Fault)) (*Dir, error) {
 		d.Close()
 		return nil, err
 	}
-	for _, p := range []string{d.tmp, d.blobs} {
-		if err := os.MkdirAll(p, 0o755); err != nil {
+	if err := os.MkdirAll(d.tmp, 0o755); err != nil {
+		d.Close()
+		return nil, err
+	}
+	for i := range 256 { // every shard's folder, so a write need not make one
+		if err := os.MkdirAll(filepath.Join(d.blobs, fmt.Sprintf("%02x", i)), 0o755); err != nil {
 			d.Close()
 			return nil, err
 		}
@@ -232,40 +239,41 @@ func (d *Dir) Write(dg Digest, data []byte) error {
 }
 
 func (d *Dir) write(final string, data []byte) error {
-	f, err := os.CreateTemp(d.tmp, "blob-")
+	// The lock makes this process the folder's only writer, so a counter
+	// names temporary files uniquely; created read-only, written through
+	// the descriptor opened for writing.
+	tmp := filepath.Join(d.tmp, strconv.FormatInt(d.tmpSeq.Add(1), 10))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 	if errors.Is(err, fs.ErrNotExist) {
 		// The folder vanished under the server: make it again.
 		if err = os.MkdirAll(d.tmp, 0o755); err == nil {
-			f, err = os.CreateTemp(d.tmp, "blob-")
+			f, err = os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o444)
 		}
 	}
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	_, err = f.Write(data)
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = f.Stat()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Chmod(tmp, 0o444)
-	}
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(final), 0o755)
-	}
-	if err == nil {
 		err = os.Rename(tmp, final)
+		if errors.Is(err, fs.ErrNotExist) { // the shard's folder vanished
+			if err = os.MkdirAll(filepath.Dir(final), 0o755); err == nil {
+				err = os.Rename(tmp, final)
+			}
+		}
 	}
 	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	st := &fileState{size: int64(len(data)), verified: true}
-	if fi, err := os.Stat(final); err == nil {
-		st.mtime = fi.ModTime().UnixNano()
-	} else {
-		st.verified = false
-	}
+	st := &fileState{size: int64(len(data)), mtime: fi.ModTime().UnixNano(), verified: true}
 	d.mu.Lock()
 	d.present[Digest(Algorithm+":"+filepath.Base(final))] = st
 	d.mu.Unlock()

@@ -32,6 +32,13 @@ type growthRow struct {
 	ours, nginx          float64
 	update, updateReload time.Duration
 	rescan, rescanReload time.Duration
+	// stat is find's time to print every file's size, time and inode:
+	// the floor of a restart, which must stat every file.
+	stat              time.Duration
+	restart           time.Duration
+	restartRSS        int64
+	restartFilesRead  int
+	restartZipsBuilt  int
 }
 
 func runGrowth(ctx context.Context, args []string) error {
@@ -42,7 +49,8 @@ func runGrowth(ctx context.Context, args []string) error {
 	trees := fs.String("trees", filepath.Join(os.TempDir(), "skillserver-bench-growth"), "folder of the generated trees, reused across runs")
 	resKiB := fs.String("resource-kib", "", "min,max size of each resource file in KiB (default 1,32)")
 	maxReady := fs.Duration("max-ready", 20*time.Minute, "longest a cold start may take before the size is given up")
-	keep := fs.Bool("keep", false, "keep the work directory (logs, mirror, nginx prefix)")
+	keep := fs.Bool("keep", false, "keep the work directory (logs, mirror, nginx prefix, state directories)")
+	bigMiB := fs.Int("big-file-mib", 0, "also serve one skill holding a resource of this many MiB to 8 clients at once and report how much RSS grows (0: skip)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench growth [flags]\n\n"+
 			"For each tree size: cold start to ready, RSS, RFC index size and its 200 rate against nginx,\n"+
@@ -80,6 +88,11 @@ func runGrowth(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *bigMiB > 0 {
+		if err := bigFile(ctx, bin, *trees, work, *bigMiB, *maxReady); err != nil {
+			return err
+		}
+	}
 	var rows []growthRow
 	loads := []string{loadavg()}
 	for _, n := range ns {
@@ -112,19 +125,20 @@ func runGrowth(ctx context.Context, args []string) error {
 }
 
 func printGrowth(rows []growthRow, loads []string, d time.Duration, conns int) {
-	fmt.Printf("\nhow cost grows; RFC index rate: wrk -t1 -c%d -d%ds; update: one SKILL.md rewritten, until served (watch, watch_debounce included); rescan: SIGHUP until the new generation\n", conns, int(d.Seconds()))
+	fmt.Printf("\nhow cost grows; RFC index rate: wrk -t1 -c%d -d%ds; update: one SKILL.md rewritten, until served (watch, watch_debounce included); rescan: SIGHUP until the new generation; restart: SIGTERM, then a new process over the same tree and state_dir until /readyz; stat: find -printf '%%s %%T@ %%i' over the tree\n", conns, int(d.Seconds()))
 	fmt.Printf("load average (1, 5, 15 min) before the first size and after each: %s\n\n", strings.Join(loads, " | "))
-	fmt.Println("| skills | agents | files | tree bytes | sha256sum -P s | scan s | scan/sha | ready s | RSS bytes | RSS/tree | index bytes | index gzip | ours req/s | nginx req/s | ratio | update ms (reload) | rescan ms (reload) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| skills | agents | files | tree bytes | sha256sum -P s | scan s | scan/sha | ready s | RSS bytes | RSS/tree | index bytes | index gzip | ours req/s | nginx req/s | ratio | update ms (reload) | rescan ms (reload) | stat s | restart s | restart/stat | restart RSS | restart files read, archives built |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		ratio := "-"
 		if r.nginx > 0 {
 			ratio = fmt.Sprintf("%.2f", r.ours/r.nginx)
 		}
-		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d | %.0f | %.0f | %s | %s | %.0f (%.1f) |\n",
+		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d | %.0f | %.0f | %s | %s | %.0f (%.1f) | %.2f | %.2f | %.2f | %d | %d, %d |\n",
 			r.tree.Skills, r.tree.Agents, r.tree.Files, r.tree.Bytes, r.sha.Seconds(), r.scan.Seconds(), r.scan.Seconds()/r.sha.Seconds(),
 			r.ready.Seconds(), r.rss, float64(r.rss)/float64(r.tree.Bytes), r.index, r.indexGzip, r.ours, r.nginx, ratio,
-			updateMS(r), ms(r.rescan), ms(r.rescanReload))
+			updateMS(r), ms(r.rescan), ms(r.rescanReload),
+			r.stat.Seconds(), r.restart.Seconds(), r.restart.Seconds()/r.stat.Seconds(), r.restartRSS, r.restartFilesRead, r.restartZipsBuilt)
 	}
 }
 
@@ -151,14 +165,16 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 	// base_url, as in production: without it (or allowed_hosts) documents
 	// are kept for a host only within document_cache_max_bytes (32 MiB),
 	// and the RFC index of 100,000 skills alone is larger.
-	srv, ready, err := startServer(readyCtx, bin, t, dir, func(base string) []string {
-		return []string{"--watch=true", "--base-url", base}
-	})
+	// Each size starts from an empty state directory of its own.
+	args := func(base string) []string {
+		return []string{"--watch=true", "--base-url", base, "--state-dir", filepath.Join(dir, "state")}
+	}
+	srv, ready, err := startServer(readyCtx, bin, t, dir, args)
 	cancel()
 	if err != nil {
 		return row, err
 	}
-	defer srv.stop(syscall.SIGTERM)
+	defer func() { srv.stop(syscall.SIGTERM) }()
 	row.ready = ready
 	if row.rss, err = rssBytes(srv.pid()); err != nil {
 		return row, err
@@ -201,13 +217,19 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 
 	// One skill rewritten: the file watch reloads that entry alone. A
 	// watch that could not be set up (the inotify limit) has no latency.
+	restart := func(row growthRow, err error) (growthRow, error) {
+		if err != nil {
+			return row, err
+		}
+		return restartOf(ctx, bin, t, dir, &srv, row, args, maxReady)
+	}
 	if log, err := os.ReadFile(srv.logPath); err != nil {
 		return row, err
 	} else if i := strings.Index(string(log), "cannot watch"); i >= 0 {
 		line, _, _ := strings.Cut(string(log[i:]), "\n")
 		logf("%d skills: no file watch, no update latency: %s", t.Skills, line)
 		row.update, row.updateReload = -1, -1
-		return rescan(ctx, srv, row, maxReady)
+		return restart(rescan(ctx, srv, row, maxReady))
 	}
 	md := filepath.Join(t.Dir, "skills", t.TouchPlain, skill.FileName)
 	orig, err := os.ReadFile(md)
@@ -233,7 +255,71 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 		return row, err
 	}
 
-	return rescan(ctx, srv, row, maxReady)
+	return restart(rescan(ctx, srv, row, maxReady))
+}
+
+// restartOf stops the server and starts a new one over the same tree
+// and state directory, and measures it against the stat floor: find
+// printing every file's size, modification time and inode.
+func restartOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, srv **server, row growthRow, args func(string) []string, maxReady time.Duration) (growthRow, error) {
+	(*srv).stop(syscall.SIGTERM)
+	var err error
+	for range 2 { // the second run is the one kept: the files are in the page cache
+		if row.stat, err = statAll(ctx, t); err != nil {
+			return row, err
+		}
+	}
+	readyCtx, cancel := context.WithTimeout(ctx, maxReady)
+	defer cancel()
+	again, ready, err := startServer(readyCtx, bin, t, dir, args)
+	if err != nil {
+		return row, err
+	}
+	*srv = again
+	row.restart = ready
+	if row.restartRSS, err = rssBytes(again.pid()); err != nil {
+		return row, err
+	}
+	read, built, err := firstReload(again.logPath)
+	if err != nil {
+		return row, err
+	}
+	row.restartFilesRead, row.restartZipsBuilt = read, built
+	logf("%d skills: restart ready in %v (stat floor %v), RSS %d, %d files read, %d archives built", t.Skills,
+		ready.Round(time.Millisecond), row.stat.Round(time.Millisecond), row.restartRSS, read, built)
+	return row, nil
+}
+
+// firstReload returns the files read and archives built by the first
+// reload the log at logPath records.
+func firstReload(logPath string) (read, built int, err error) {
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var rec struct {
+			Msg   string `json:"msg"`
+			Read  int    `json:"files_read"`
+			Built int    `json:"archives_built"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "reload" {
+			return rec.Read, rec.Built, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("%s has no reload line", logPath)
+}
+
+// statAll is the wall time of find printing the size, modification time
+// and inode of every file of the tree: what a restart cannot do without.
+func statAll(ctx context.Context, t *benchtree.Tree) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "find", filepath.Join(t.Dir, "skills"), filepath.Join(t.Dir, "agents"), "-printf", "%s %T@ %i\n")
+	cmd.Stderr = os.Stderr
+	begin := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("find: %w", err)
+	}
+	return time.Since(begin), nil
 }
 
 // rescan measures a full rescan: SIGHUP until the next generation.
