@@ -13,6 +13,11 @@
 #                           runs for an s3://, gs:// or azblob:// --out
 #   /skills, /agents        empty directories owned by 65532:65532, the
 #                           default roots; mount the real trees over them
+#   /var/lib/skillserver    an empty directory owned by 65532:65532, where
+#                           state_dir "auto" keeps the blobs and the scan
+#                           cache (XDG_STATE_HOME=/var/lib); mount a
+#                           writable volume there. Without one, on a
+#                           read-only root, the bytes are held in memory
 # There is no shell, no /etc/passwd, no CA bundle and no /tmp: skillserver
 # needs none of them (it reads the mounted trees, listens and logs to
 # stderr). See docs/operations.md.
@@ -38,7 +43,8 @@ COPY bin/linux-${TARGETARCH}/skillserver bin/linux-${TARGETARCH}/skillserver-exp
 
 USER 65532:65532
 ENV SKILLSERVER_SKILLS=/skills \
-    SKILLSERVER_AGENTS=/agents
+    SKILLSERVER_AGENTS=/agents \
+    XDG_STATE_HOME=/var/lib
 EXPOSE 8080
 
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \

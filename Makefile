@@ -115,8 +115,8 @@ validate: build ## validate the bundled example tree
 
 # The image is scratch plus what this builds: both binaries per platform
 # (bin/linux-ARCH/, cross-compiled: no emulation, the Dockerfile runs
-# nothing) and the empty /skills and /agents mount points
-# (bin/image-root).
+# nothing) and the empty /skills and /agents mount points and the
+# state folder /var/lib/skillserver (bin/image-root).
 #
 # With podman (DOCKER=podman, the default) each platform's image is built
 # first and tagged IMAGE:VERSION-ARCH; only when all of them are built do
@@ -149,7 +149,7 @@ space := $(empty) $(empty)
 
 image-binaries:
 	rm -rf $(IMAGE_ROOT) bin/linux-*
-	mkdir -p $(IMAGE_ROOT)/skills $(IMAGE_ROOT)/agents
+	mkdir -p $(IMAGE_ROOT)/skills $(IMAGE_ROOT)/agents $(IMAGE_ROOT)/var/lib/skillserver
 	@set -e; $(BUILD_PAIR); for arch in $(ARCHES); do build_pair linux $$arch bin/linux-$$arch; done
 
 docker: image-binaries $(RELEASE_TOOL) ## build IMAGE:VERSION and :latest for PLATFORMS as one manifest list (podman, or DOCKER=docker)

@@ -270,13 +270,19 @@ func checkHardening(t *testing.T, pod *k8sPodSpec) {
 			t.Errorf("skillserver's %s is GET %s on port %v, want GET %s on port http", p.what, p.probe.HTTPGet.Path, p.probe.HTTPGet.Port, p.path)
 		}
 	}
+	stateMounted := false
 	for _, m := range ss.VolumeMounts {
-		if !m.ReadOnly {
+		if m.MountPath == stateMount {
+			stateMounted = true // the one folder it writes: its state_dir
+		} else if !m.ReadOnly {
 			t.Errorf("skillserver mounts %s (%s) writable", m.Name, m.MountPath)
 		}
 		if m.SubPath != "" {
 			t.Errorf("skillserver mounts %s with subPath, which the kubelet never updates", m.Name)
 		}
+	}
+	if !stateMounted {
+		t.Errorf("skillserver mounts nothing at %s: its state_dir would be memory", stateMount)
 	}
 	for _, c := range pod.InitContainers {
 		if c.Name == "git-sync-init" && !slices.Contains(c.Args, "--one-time") {

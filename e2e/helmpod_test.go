@@ -18,6 +18,10 @@ import (
 	"github.com/skillserver/skillserver/internal/fixture"
 )
 
+// stateMount is where the chart mounts skillserver's state_dir: the
+// image's XDG_STATE_HOME (/var/lib) plus skillserver.
+const stateMount = "/var/lib/skillserver"
+
 // podRun is the skillserver container of a rendered chart laid out on
 // this machine: each volume it mounts is a temporary folder holding what
 // the kubelet would put there, the repo emptyDir as git-sync leaves it
@@ -70,6 +74,17 @@ func layOut(t *testing.T, objs rendered) *podRun {
 		case v.EmptyDir != nil && m.MountPath == "/git":
 			pr.repo = dir
 			gitSyncWorktree(t, dir, "a1", nil)
+		case v.EmptyDir != nil && m.MountPath == stateMount:
+			// Empty, under the folder standing for the image's
+			// XDG_STATE_HOME (/var/lib), which state_dir "auto" uses.
+			lib := t.TempDir()
+			dir = filepath.Join(lib, filepath.Base(stateMount))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			pr.mounts[m.MountPath] = dir
+			pr.env["XDG_STATE_HOME"] = lib
+			pr.replaced = append(pr.replaced, "XDG_STATE_HOME (the image's /var/lib) by "+lib)
 		case v.ConfigMap != nil:
 			cm := objs.get(t, "ConfigMap", v.ConfigMap.Name)
 			if len(v.ConfigMap.Items) > 0 {
@@ -166,7 +181,12 @@ func gitSyncWorktree(t *testing.T, root, hash string, extra map[string]string) {
 func (pr *podRun) start(t *testing.T) *testServer {
 	t.Helper()
 	t.Logf("running serve %q with the rendered env; replaced: %s", pr.args, strings.Join(pr.replaced, "; "))
-	return startServerEnv(t, pr.env, pr.args...)
+	ts := startServerEnv(t, pr.env, pr.args...)
+	// The bytes go to the state volume, not to memory.
+	if dir := pr.mounts[stateMount]; dir != "" && !strings.Contains(ts.Logged(t), `"msg":"state directory","path":"`+dir+"/") {
+		t.Errorf("the server does not keep its state_dir in the chart's volume (%s):\n%s", dir, ts.Logged(t))
+	}
+	return ts
 }
 
 // feedNames GETs the RFC index with header h and returns its skill names.

@@ -27,7 +27,7 @@ import (
 type growthRow struct {
 	tree                 *benchtree.Tree
 	ready, scan, sha     time.Duration
-	rss                  int64
+	rss, peakRSS         int64 // once ready; the most during the cold scan
 	index, indexGzip     int
 	ours, nginx          float64
 	update, updateReload time.Duration
@@ -127,16 +127,16 @@ func runGrowth(ctx context.Context, args []string) error {
 func printGrowth(rows []growthRow, loads []string, d time.Duration, conns int) {
 	fmt.Printf("\nhow cost grows; RFC index rate: wrk -t1 -c%d -d%ds; update: one SKILL.md rewritten, until served (watch, watch_debounce included); rescan: SIGHUP until the new generation; restart: SIGTERM, then a new process over the same tree and state_dir until /readyz; stat: find -printf '%%s %%T@ %%i' over the tree\n", conns, int(d.Seconds()))
 	fmt.Printf("load average (1, 5, 15 min) before the first size and after each: %s\n\n", strings.Join(loads, " | "))
-	fmt.Println("| skills | agents | files | tree bytes | sha256sum -P s | scan s | scan/sha | ready s | RSS bytes | RSS/tree | index bytes | index gzip | ours req/s | nginx req/s | ratio | update ms (reload) | rescan ms (reload) | stat s | restart s | restart/stat | restart RSS | restart files read, archives built |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| skills | agents | files | tree bytes | sha256sum -P s | scan s | scan/sha | ready s | RSS bytes | peak RSS (scan) | RSS/tree | index bytes | index gzip | ours req/s | nginx req/s | ratio | update ms (reload) | rescan ms (reload) | stat s | restart s | restart/stat | restart RSS | restart files read, archives built |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		ratio := "-"
 		if r.nginx > 0 {
 			ratio = fmt.Sprintf("%.2f", r.ours/r.nginx)
 		}
-		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %d | %.2f | %d | %d | %.0f | %.0f | %s | %s | %.0f (%.1f) | %.2f | %.2f | %.2f | %d | %d, %d |\n",
+		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %d | %d | %.2f | %d | %d | %.0f | %.0f | %s | %s | %.0f (%.1f) | %.2f | %.2f | %.2f | %d | %d, %d |\n",
 			r.tree.Skills, r.tree.Agents, r.tree.Files, r.tree.Bytes, r.sha.Seconds(), r.scan.Seconds(), r.scan.Seconds()/r.sha.Seconds(),
-			r.ready.Seconds(), r.rss, float64(r.rss)/float64(r.tree.Bytes), r.index, r.indexGzip, r.ours, r.nginx, ratio,
+			r.ready.Seconds(), r.rss, r.peakRSS, float64(r.rss)/float64(r.tree.Bytes), r.index, r.indexGzip, r.ours, r.nginx, ratio,
 			updateMS(r), ms(r.rescan), ms(r.rescanReload),
 			r.stat.Seconds(), r.restart.Seconds(), r.restart.Seconds()/r.stat.Seconds(), r.restartRSS, r.restartFilesRead, r.restartZipsBuilt)
 	}
@@ -177,6 +177,9 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 	defer func() { srv.stop(syscall.SIGTERM) }()
 	row.ready = ready
 	if row.rss, err = rssBytes(srv.pid()); err != nil {
+		return row, err
+	}
+	if row.peakRSS, err = peakRSSBytes(srv.pid()); err != nil {
 		return row, err
 	}
 	if _, row.scan, err = reloads(srv.logPath, true); err != nil {

@@ -169,18 +169,24 @@ func waitFor(ctx context.Context, p *proc, url string, limit time.Duration) erro
 }
 
 // rssBytes is the process's resident set (VmRSS).
-func rssBytes(pid int) (int64, error) {
+func rssBytes(pid int) (int64, error) { return statusBytes(pid, "VmRSS") }
+
+// peakRSSBytes is the most the process's resident set has been (VmHWM).
+func peakRSSBytes(pid int) (int64, error) { return statusBytes(pid, "VmHWM") }
+
+// statusBytes is the figure key (in kB) of /proc/<pid>/status, in bytes.
+func statusBytes(pid int, key string) (int64, error) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			return kb << 10, err
 		}
 	}
-	return 0, errors.New("no VmRSS in /proc/<pid>/status")
+	return 0, errors.New("no " + key + " in /proc/<pid>/status")
 }
 
 // nginxConf is nginx's configuration: its usual defaults (one worker per
