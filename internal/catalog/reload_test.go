@@ -334,7 +334,9 @@ func TestPartialUpdatesMatchFullReloads(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(skills, "Bad Name", "SKILL.md"), skillMD("x"), 0o644)
 
-	upd := newTestCatalog(t, src, Options{})
+	// The catalogue of updates keeps its blobs in a state directory, the
+	// other in memory: both must publish the same bytes.
+	upd := newTestCatalog(t, src, Options{Blobs: testDir(t)})
 	full := newTestCatalog(t, src, Options{})
 	fingerprints := []string{upd.Current().Fingerprint()}
 	rounds := []struct {
@@ -378,6 +380,11 @@ func TestPartialUpdatesMatchFullReloads(t *testing.T) {
 		got, want := publishedState(a), publishedState(b)
 		if got != want {
 			t.Errorf("%s: after Update\n%s\nafter a full Reload\n%s", r.name, got, want)
+		}
+		for _, d := range b.Store.Digests() {
+			if data, ok := a.Store.Get(d); !ok || content.Sum(data) != d {
+				t.Errorf("%s: blob %s is not served from the state directory (%v)", r.name, d, ok)
+			}
 		}
 		if changed := a.Fingerprint() != fingerprints[len(fingerprints)-1]; changed == r.same {
 			t.Errorf("%s: fingerprint changed %v, want %v", r.name, changed, !r.same)
