@@ -27,15 +27,20 @@ func Root() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// Build builds cmd/skillserver into dir, as `make build` does, and
-// returns the binary's path.
+// noDrivers are the build tags of the skillserver binary `make build`,
+// the image and the releases ship (the Makefile's NO_DRIVERS): serve
+// without the bucket drivers, which only skillserver-export links.
+const noDrivers = "no_s3blob,no_gcsblob,no_azureblob"
+
+// Build builds cmd/skillserver into dir, as `make build` builds
+// bin/skillserver, and returns the binary's path.
 func Build(ctx context.Context, dir string) (string, error) {
 	root, err := Root()
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(dir, "skillserver")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/skillserver")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", noDrivers, "-o", bin, "./cmd/skillserver")
 	cmd.Dir, cmd.Stdout, cmd.Stderr = root, os.Stderr, os.Stderr
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if err := cmd.Run(); err != nil {
