@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gofrs/flock"
+	"golang.org/x/sync/singleflight"
 )
 
 // Dir is a content-addressed directory of blobs, the state directory's
@@ -40,6 +41,8 @@ type Dir struct {
 	present map[Digest]*fileState
 
 	tmpSeq atomic.Int64 // names of temporary files
+
+	verifying singleflight.Group // by digest, size and time
 
 	faults [faultKinds]atomic.Int64
 	// writing is false after a write failed, until one succeeds: the
@@ -306,25 +309,33 @@ func (d *Dir) Open(dg Digest) (*os.File, int64, error) {
 	if ok {
 		return f, size, nil
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	// One verification per blob at a time: clients asking for a blob
+	// together wait for one hash of it, not one each.
+	key := fmt.Sprintf("%s %d %d", dg, size, mtime)
+	if _, err, _ := d.verifying.Do(key, func() (any, error) { return nil, d.verify(dg, path, f, size, mtime) }); err != nil {
 		f.Close()
-		d.lost(dg, path, err)
 		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+// verify hashes the blob dg open as f (size bytes, modified at mtime)
+// without moving f's offset, and records it verified; a blob that does
+// not match its name is removed and reported.
+func (d *Dir) verify(dg Digest, path string, f *os.File, size, mtime int64) error {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size)); err != nil {
+		d.lost(dg, path, err)
+		return err
 	}
 	if hex.EncodeToString(h.Sum(nil)) != dg.Hex() {
-		f.Close()
 		d.corrupt(dg, path)
-		return nil, 0, fmt.Errorf("%s: %w", path, ErrCorrupt)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		f.Close()
-		return nil, 0, err
+		return fmt.Errorf("%s: %w", path, ErrCorrupt)
 	}
 	d.mu.Lock()
 	d.present[dg] = &fileState{size: size, mtime: mtime, verified: true}
 	d.mu.Unlock()
-	return f, size, nil
+	return nil
 }
 
 // Read returns the whole blob dg, verified as Open does.

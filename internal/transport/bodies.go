@@ -35,19 +35,29 @@ func (bs Bytes) Serve(w http.ResponseWriter, r *http.Request, b []byte) {
 		writeBytes(w, r, b)
 		return
 	}
-	if h := r.Header.Get("Range"); h != "" {
-		if fixed := rangeHeader(h, len(b), bs.MaxRanges); fixed != h {
-			r2 := *r
-			r2.Header = r.Header.Clone()
-			if fixed == "" {
-				r2.Header.Del("Range")
-			} else {
-				r2.Header.Set("Range", fixed)
-			}
-			r = &r2
-		}
-	}
+	r = bs.ranged(r, int64(len(b)))
 	http.ServeContent(&errorWriter{ResponseWriter: w, size: len(b), fail: bs.Error}, r, "", time.Time{}, bytes.NewReader(b))
+}
+
+// ranged is r with its Range header as ServeContent should see it for a
+// body of size bytes (rangeHeader), a copy when that changes it.
+func (bs Bytes) ranged(r *http.Request, size int64) *http.Request {
+	h := r.Header.Get("Range")
+	if h == "" {
+		return r
+	}
+	fixed := rangeHeader(h, int(size), bs.MaxRanges)
+	if fixed == h {
+		return r
+	}
+	r2 := *r
+	r2.Header = r.Header.Clone()
+	if fixed == "" {
+		r2.Header.Del("Range")
+	} else {
+		r2.Header.Set("Range", fixed)
+	}
+	return &r2
 }
 
 // fastPath reports whether writeBytes answers r as ServeContent would.
@@ -116,18 +126,7 @@ func (bs Bytes) File(w http.ResponseWriter, r *http.Request, f *os.File, size in
 		}
 		return
 	}
-	if h := r.Header.Get("Range"); h != "" {
-		if fixed := rangeHeader(h, int(size), bs.MaxRanges); fixed != h {
-			r2 := *r
-			r2.Header = r.Header.Clone()
-			if fixed == "" {
-				r2.Header.Del("Range")
-			} else {
-				r2.Header.Set("Range", fixed)
-			}
-			r = &r2
-		}
-	}
+	r = bs.ranged(r, size)
 	http.ServeContent(&errorWriter{ResponseWriter: w, size: int(size), fail: bs.Error}, r, "", time.Time{}, f)
 }
 
