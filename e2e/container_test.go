@@ -125,6 +125,9 @@ func TestContainerImage(t *testing.T) {
 				t.Logf("podman stop %s: %v", name, err)
 			}
 			_ = cmd.Wait()
+			if _, err := p.try("volume", "rm", "--force", "skillserver-state"); err != nil {
+				t.Logf("podman volume rm skillserver-state: %v", err)
+			}
 		})
 		base := "http://" + addr
 		fixture.Eventually(t, time.Minute, "the README's container answers /readyz", func() error {
@@ -137,6 +140,11 @@ func TestContainerImage(t *testing.T) {
 		var idx fixture.RFCIndex
 		if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &idx) != nil || len(idx.Skills) != 5 {
 			t.Errorf("the README's container: index %d with %d skills, want 200 with the example tree's 5", resp.StatusCode, len(idx.Skills))
+		}
+		// The named volume is writable by the image's user: the bytes
+		// are kept in it, not in memory.
+		if !strings.Contains(out.String(), `"msg":"state directory","path":"/var/lib/skillserver/`) {
+			t.Errorf("the README's container keeps no state_dir in its volume:\n%s", out.String())
 		}
 	})
 
