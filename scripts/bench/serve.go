@@ -91,7 +91,16 @@ func runServe(ctx context.Context, args []string) error {
 			return []string{"--metrics-listen", "127.0.0.1:" + strconv.Itoa(port), "--metrics-pprof"}
 		}
 	}
-	srv, ready, err := startServer(ctx, bin, t, work, extra)
+	// The blobs are served from a state directory of the run's own, as
+	// state_dir "auto" serves them from one under the user's home.
+	withState := func(base string) []string {
+		args := []string{"--state-dir", filepath.Join(work, "state")}
+		if extra != nil {
+			args = append(args, extra(base)...)
+		}
+		return args
+	}
+	srv, ready, err := startServer(ctx, bin, t, work, withState)
 	if err != nil {
 		return err
 	}
