@@ -1,6 +1,7 @@
 package reload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -229,32 +232,81 @@ func (w *Watcher) watchLinkDirs(root string) error {
 var vcsDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".bzr": true, ".jj": true}
 
 // addTree watches dir and every folder below it but version control
-// metadata.
+// metadata. The folders below dir's own are walked on every core: each is
+// a listing and a watch to add, and the first scan waits for all of them.
 func (w *Watcher) addTree(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
+	if err := w.add(dir); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var subdirs []string
+	for _, e := range entries {
+		if e.IsDir() && !vcsDirs[e.Name()] {
+			subdirs = append(subdirs, filepath.Join(dir, e.Name()))
+		}
+	}
+	// The first failure (the watch limit, typically) ends the walk.
+	var mu sync.Mutex
+	var first error
+	next := make(chan string)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(subdirs)) {
+		wg.Go(func() {
+			for sub := range next {
+				if err := w.walk(sub); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+				}
 			}
-			return nil // vanished or unreadable below the root: the scan reports it
+		})
+	}
+	for _, sub := range subdirs {
+		mu.Lock()
+		failed := first != nil
+		mu.Unlock()
+		if failed {
+			break
 		}
-		if !d.IsDir() {
+		next <- sub
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// walk watches dir and every folder below it but version control
+// metadata; what vanishes or cannot be read below dir is left to the
+// scan to report.
+func (w *Watcher) walk(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
 			return nil
-		}
-		if p != dir && vcsDirs[d.Name()] {
+		case !d.IsDir():
+			return nil
+		case p != dir && vcsDirs[d.Name()]:
 			return filepath.SkipDir
 		}
-		if err := w.fsw.Add(p); err != nil {
-			if errors.Is(err, syscall.ENOSPC) {
-				// inotify says ENOSPC when the per-user watch limit is
-				// reached, which a tree of 100,000 skills exceeds at the
-				// default limit.
-				return fmt.Errorf("watch %s: %w: the limit of watched folders is reached; on Linux raise fs.inotify.max_user_watches above the tree's folder count (sysctl)", p, err)
-			}
-			return fmt.Errorf("watch %s: %w", p, err)
-		}
-		return nil
+		return w.add(p)
 	})
+}
+
+// add watches the folder p.
+func (w *Watcher) add(p string) error {
+	if err := w.fsw.Add(p); err != nil {
+		if errors.Is(err, syscall.ENOSPC) {
+			// inotify says ENOSPC when the per-user watch limit is
+			// reached, which a tree of 100,000 skills exceeds at the
+			// default limit.
+			return fmt.Errorf("watch %s: %w: the limit of watched folders is reached; on Linux raise fs.inotify.max_user_watches above the tree's folder count (sysctl)", p, err)
+		}
+		return fmt.Errorf("watch %s: %w", p, err)
+	}
+	return nil
 }
 
 // Close stops watching.
