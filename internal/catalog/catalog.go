@@ -432,7 +432,7 @@ type Lookup struct {
 	Base   feed.Base
 }
 
-// Found is what Locate found: the bytes, or the document of AsksDocument,
+// Found is what Locate found: the blob, or the document of AsksDocument,
 // and for AsksFile the item a download of the file installs ("" for none).
 type Found struct {
 	Blob    content.Blob

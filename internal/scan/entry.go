@@ -78,10 +78,7 @@ func (s *scanBase) bytesOf(f *versionFile) ([]byte, error) {
 	if f.data != nil || f.size == 0 {
 		return f.data, nil
 	}
-	if b, ok := s.blobs.Get(f.digest); ok {
-		return b, nil
-	}
-	if b, ok := s.prevStore().Get(f.digest); ok {
+	if b, ok := s.stored(f.digest); ok {
 		return b, nil
 	}
 	b, err := s.t.readPath(f.full, f.size)
@@ -92,6 +89,15 @@ func (s *scanBase) bytesOf(f *versionFile) ([]byte, error) {
 		return nil, fmt.Errorf("%s changed while it was scanned", f.full)
 	}
 	return b, nil
+}
+
+// stored returns the bytes of d from the store being built or the
+// previous one.
+func (s *scanBase) stored(d content.Digest) ([]byte, bool) {
+	if b, ok := s.blobs.Get(d); ok {
+		return b, true
+	}
+	return s.prevStore().Get(d)
 }
 
 // put stores f's bytes in the store being built: reused without reading

@@ -353,13 +353,7 @@ func fileChecks(report, rel string, data []byte) []skill.Problem {
 // archive returns the digest of the version's archive of files (listed as
 // archive, with their digests), built or reused, and in the store.
 func (s *skillScanner) archive(files []versionFile, archive []content.ArchiveFile, digests []content.Digest) (content.Digest, error) {
-	get := func(d content.Digest) ([]byte, bool) {
-		if b, ok := s.blobs.Get(d); ok {
-			return b, true
-		}
-		return s.prevStore().Get(d)
-	}
-	zd, size, err := s.ec.zip(archive, digests, func(i int) ([]byte, error) { return s.bytesOf(&files[i]) }, s.have, get, s.blobs.PutDigested)
+	zd, size, err := s.ec.zip(archive, digests, func(i int) ([]byte, error) { return s.bytesOf(&files[i]) }, s.have, s.stored, s.blobs.PutDigested)
 	if err != nil {
 		return "", err
 	}
