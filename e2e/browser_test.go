@@ -263,7 +263,7 @@ func TestBrowserCatalogue(t *testing.T) {
 			t.Errorf("%s (%s): %d, %d bytes; the page says %s", files[i], href, resp.StatusCode, len(body), sizes[i])
 		}
 	}
-	for _, wantLine := range []string{"npx skills add " + ts.URL + "/skill/k8s-deploy", "npx skills add " + ts.URL, "curl -fL -o k8s-deploy-1.2.0.zip '" + hrefs[0] + "'"} {
+	for _, wantLine := range []string{"npx -y -p node@22 -p skills@1.7.4 -- skills add " + ts.URL + "/skill/k8s-deploy", "npx -y -p node@22 -p skills@1.7.4 -- skills add " + ts.URL, "curl -fL -o k8s-deploy-1.2.0.zip '" + hrefs[0] + "'"} {
 		if !slices.Contains(lines, wantLine) {
 			t.Errorf("install lines %q lack %q", lines, wantLine)
 		}
@@ -338,7 +338,7 @@ func TestBrowserWithoutJavaScript(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#install")))
 	lines := evalJS[[]string](t, ctx, `[...document.querySelectorAll("pre.install code")].map(c => c.textContent)`)
 	buttons := evalJS[int](t, ctx, `document.querySelectorAll("pre.install button").length`)
-	if !slices.Contains(lines, "npx skills add "+ts.URL+"/skill/k8s-deploy") || buttons != 0 {
+	if !slices.Contains(lines, "npx -y -p node@22 -p skills@1.7.4 -- skills add "+ts.URL+"/skill/k8s-deploy") || buttons != 0 {
 		t.Errorf("without JavaScript: install lines %q, %d copy buttons (want the lines, none)", lines, buttons)
 	}
 }

@@ -49,6 +49,7 @@ type Config struct {
 	ShutdownDelay   time.Duration `mapstructure:"shutdown_delay"`
 	PageSize        int           `mapstructure:"page_size"`
 	CataloguePage   int           `mapstructure:"catalogue_page_size"`
+	CatalogueView   int           `mapstructure:"catalogue_view_max_bytes"`
 	MetricsListen   string        `mapstructure:"metrics_listen"`
 	MetricsPprof    bool          `mapstructure:"metrics_pprof"`
 	ServerName      string        `mapstructure:"server_name"`

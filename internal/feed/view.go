@@ -39,6 +39,10 @@ func (f *Feed) Static(api bool, apiBase string) *Feed {
 	return f.view(viewKey{static: true, api: api, apiBase: apiBase}, nil)
 }
 
+// IsStatic reports whether the view is an export's (Static): nothing
+// but files, so nothing a running server answers per request.
+func (f *Feed) IsStatic() bool { return f.static }
+
 func (f *Feed) view(k viewKey, allow func(string) bool) *Feed {
 	f.views.mu.Lock()
 	defer f.views.mu.Unlock()

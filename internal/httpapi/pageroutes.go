@@ -124,6 +124,51 @@ func (s *Server) handleItemPage(agents bool) http.HandlerFunc {
 	}
 }
 
+// handleFilePage answers the view of one file of a skill's version.
+func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
+	snap, base := s.pageSource(w, r)
+	if snap == nil {
+		return
+	}
+	name, ok1 := param(r, "name")
+	version, ok2 := param(r, "version")
+	file, ok3 := param(r, "*")
+	f := viewOf(r, snap.Feed())
+	var doc *feed.Document
+	ok := false
+	if ok1 && ok2 && ok3 {
+		doc, ok = s.pages.File(f, snap.Store, base, name, version, file)
+	}
+	if !ok {
+		s.failPage(w, r, f, fmt.Errorf("%w: skill %q version %q has no file %q", errNotFound, name, orLatest(version), file))
+		return
+	}
+	s.servePage(w, r, doc)
+}
+
+// handleComparePage answers what changed from {other} to {version} of a
+// skill.
+func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
+	snap, base := s.pageSource(w, r)
+	if snap == nil {
+		return
+	}
+	name, ok1 := param(r, "name")
+	version, ok2 := param(r, "version")
+	other, ok3 := param(r, "other")
+	f := viewOf(r, snap.Feed())
+	var doc *feed.Document
+	ok := false
+	if ok1 && ok2 && ok3 {
+		doc, ok = s.pages.Compare(f, snap.Store, base, name, version, other)
+	}
+	if !ok {
+		s.failPage(w, r, f, fmt.Errorf("%w: skill %q has no versions %q and %q", errNotFound, name, orLatest(version), orLatest(other)))
+		return
+	}
+	s.servePage(w, r, doc)
+}
+
 func orLatest(v string) string {
 	if v == "" {
 		return "latest"

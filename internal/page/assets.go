@@ -84,7 +84,8 @@ func mustRead(name string) string {
 // SecurityPolicy is the Content-Security-Policy of every page: nothing
 // loads but the page's own script, this origin's images and the inline
 // style sheet (by its hash); no inline script, no plugin, no frame, no
-// form to elsewhere, and no base element can move relative URLs.
+// form to elsewhere, and no base element can move relative URLs. The
+// script may read this origin (a skill's live fetch count).
 //
 // script-src names the embedded script by its hash, not 'self': 'self'
 // would run any script this origin serves, and a skill's .js resource is
@@ -98,7 +99,7 @@ func mustRead(name string) string {
 // for every host, which an exact URL (a host-source with the asset's
 // path) would not be. A browser that does not match hashes to external
 // scripts runs none, and the pages work without it.
-var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; " +
+var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
 // sriHash is the sha256 hash-source of b, as CSP and subresource

@@ -1,5 +1,7 @@
 // Enhancements only: every page works without this script.
-// Copy buttons on install lines, and "/" to focus the search field.
+// Copy buttons beside install lines, "/" to focus the search field, how
+// long ago a date was (the page itself gives the date: it is cached per
+// snapshot and exported as it is), and a skill's live fetch count.
 (function () {
   "use strict";
   if (navigator.clipboard) {
@@ -13,7 +15,7 @@
           b.textContent = "Copied";
         });
       });
-      pre.appendChild(b);
+      pre.parentNode.appendChild(b);
     });
   }
   var q = document.getElementById("q");
@@ -25,5 +27,39 @@
         q.focus();
       }
     });
+  }
+  var rtf = window.Intl && Intl.RelativeTimeFormat && new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  document.querySelectorAll("time[datetime]").forEach(function (t) {
+    var ms = Date.parse(t.getAttribute("datetime"));
+    if (!rtf || isNaN(ms)) {
+      return;
+    }
+    var h = (ms - Date.now()) / 36e5, d = h / 24, s;
+    if (Math.abs(h) < 24) {
+      s = rtf.format(Math.round(h), "hour");
+    } else if (Math.abs(d) < 60) {
+      s = rtf.format(Math.round(d), "day");
+    } else if (Math.abs(d) < 730) {
+      s = rtf.format(Math.round(d / 30.44), "month");
+    } else {
+      s = rtf.format(Math.round(d / 365.25), "year");
+    }
+    var span = document.createElement("span");
+    span.className = "ago";
+    span.textContent = " (" + s + ")";
+    t.parentNode.insertBefore(span, t.nextSibling);
+  });
+  var fd = document.querySelector("dd.fetches");
+  if (fd && window.fetch) {
+    fetch(fd.getAttribute("data-href"), { headers: { Accept: "application/json" } }).then(function (r) {
+      return r.ok ? r.json() : null;
+    }).then(function (j) {
+      (j && j.skills || []).forEach(function (hit) {
+        if (hit.name === fd.getAttribute("data-name")) {
+          fd.textContent = hit.installs + " since the server started";
+          document.querySelectorAll(".fetches").forEach(function (e) { e.hidden = false; });
+        }
+      });
+    }).catch(function () {});
   }
 })();
