@@ -203,6 +203,23 @@ func (s *Server) failPage(w http.ResponseWriter, r *http.Request, f *feed.Feed, 
 	_, _ = w.Write(s.pages.NotFound(f, err.Error()))
 }
 
+// failUnauthorizedPage answers a browser on a private feed without a
+// token: a 401 page that says how to open the feed with one. It names
+// the server, never an item.
+func (s *Server) failUnauthorizedPage(w http.ResponseWriter, r *http.Request, f *feed.Feed) {
+	base, err := s.documentBase(r)
+	if err != nil {
+		base.URL = "" // a bad Host: the page names the path alone
+	}
+	h := w.Header()
+	setPageSecurity(h)
+	h.Set("Content-Type", page.ContentType)
+	h.Set("Cache-Control", "no-store")
+	h.Add("Vary", "Accept")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write(s.pages.Unauthorized(f, base.URL))
+}
+
 // handleAsset serves an embedded file the pages load. Its URL names its
 // digest, so it may be cached forever.
 func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {

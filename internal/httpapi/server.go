@@ -110,7 +110,7 @@ type Observer interface {
 	transport.Observer
 	ObservePanic()
 	// ObserveRefusal counts a request refused for its read token;
-	// reason is "missing" or "unknown".
+	// reason is "missing", "probe", "unknown" or "throttled".
 	ObserveRefusal(reason string)
 }
 

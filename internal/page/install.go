@@ -67,7 +67,7 @@ func (p *Renderer) skillClients(f *feed.Feed, base, feedURL string, v *item.Skil
 	out := []client{{ID: "skills", Name: "skills CLI", Lines: []installLine{
 		{Label: "This skill (its one-skill feed)", Line: p.skillsCLI(feedURL + feed.ScopedFeedHref(v.Name))},
 		{Label: "Every skill of this feed", Line: p.skillsCLI(feedURL)},
-	}, Note: "It installs the latest version. Type the URL as shown: the line skills find prints (SOURCE@NAME) does not paste into skills add."},
+	}, Note: "It installs the latest version. Type the URL as shown: the SOURCE@NAME line skills find prints does not paste into skills add." + execNote(v)},
 		{ID: "netclaw", Name: "netclaw", Lines: []installLine{p.netclaw(f, base)}}}
 	if !f.IsStatic() {
 		out = append(out,
@@ -82,6 +82,29 @@ func (p *Renderer) skillClients(f *feed.Feed, base, feedURL string, v *item.Skil
 		dl = installLine{Label: "The " + skill.FileName + " of " + v.Version, Line: curl(skill.FileName, feed.ArtifactURL(feedURL, v))}
 	}
 	return append(out, client{ID: "curl", Name: "curl", Lines: []installLine{dl}})
+}
+
+// execNote tells what to type after the skills CLI installed v's
+// executable files: it writes every file without its execute bit.
+func execNote(v *item.SkillVersion) string {
+	var exec []string
+	for _, r := range v.Resources {
+		if r.Mode&0o111 != 0 {
+			exec = append(exec, shellWord(r.Path))
+		}
+	}
+	if len(exec) == 0 {
+		return ""
+	}
+	return " It writes files without their execute bit: in the installed folder (.agents/skills/" + v.Name + " with -a universal) run chmod +x " + strings.Join(exec, " ") + "."
+}
+
+// shellWord quotes p for a POSIX shell unless it needs none.
+func shellWord(p string) string {
+	if strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") == "" {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // agentClients are the chooser's tabs of sub-agent version v.

@@ -294,3 +294,16 @@ func (p *Renderer) NotFound(f *feed.Feed, message string) []byte {
 		Title, Message string
 	}{siteOf(f), "Not found · " + siteOf(f).Name, message})
 }
+
+// Unauthorized is the page of a private feed for a reader without a read
+// token: how to open it with one (the /t/<token>/ address under base, a
+// URL or ""). It names the server, never an item.
+func (p *Renderer) Unauthorized(f *feed.Feed, base string) []byte {
+	s := siteOf(f)
+	s.Prefix = ""
+	return p.execute("unauthorized", struct {
+		Site        site
+		Title, Base string
+		TokenPrefix string
+	}{s, "Sign-in needed · " + s.Name, base, feed.PathTokenPrefix})
+}
