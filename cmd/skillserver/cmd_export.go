@@ -17,7 +17,7 @@ import (
 
 // exportKeys are the keys that decide what export writes: what serve
 // would publish for that base URL, and where it goes.
-var exportKeys = slices.Concat(validateKeys, []string{"base_url", "page_size", "server_name", "server_description", "catalog_publisher", "provenance"}, config.ExportNames)
+var exportKeys = slices.Concat(validateKeys, []string{"base_url", "page_size", "server_name", "server_description", "server_logo", "catalog_publisher", "provenance"}, config.ExportNames)
 
 func newExportCmd(c *cli) *cobra.Command {
 	return configCommand(c, &cobra.Command{

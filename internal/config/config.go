@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -54,6 +55,7 @@ type Config struct {
 	MetricsPprof    bool          `mapstructure:"metrics_pprof"`
 	ServerName      string        `mapstructure:"server_name"`
 	ServerDesc      string        `mapstructure:"server_description"`
+	ServerLogo      string        `mapstructure:"server_logo"`
 	CatalogPub      string        `mapstructure:"catalog_publisher"`
 	Watch           bool          `mapstructure:"watch"`
 	Provenance      bool          `mapstructure:"provenance"`
@@ -319,6 +321,9 @@ func (c *Config) validate() error {
 	}
 	if c.CatalogPub != "" && !publisherRE.MatchString(c.CatalogPub) {
 		errs = append(errs, fmt.Errorf("catalog_publisher %q: must be a domain name of letters, digits, dots and hyphens, without a port (e.g. skills.example.com)", c.CatalogPub))
+	}
+	if ext := strings.ToLower(filepath.Ext(c.ServerLogo)); c.ServerLogo != "" && ext != ".svg" && ext != ".png" {
+		errs = append(errs, fmt.Errorf("server_logo %q: must be an .svg or .png file", c.ServerLogo))
 	}
 	if strings.TrimSpace(c.ServerDesc) == "" {
 		errs = append(errs, errors.New("server_description: must not be empty"))

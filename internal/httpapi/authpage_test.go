@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -11,6 +12,10 @@ import (
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/access"
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/fixture"
 	"github.com/skillserver/skillserver/internal/metrics"
 )
 
@@ -100,5 +105,41 @@ func TestRefusalReasons(t *testing.T) {
 		if got := re.FindSubmatch(text); got == nil || string(got[1]) != want {
 			t.Errorf("refusals{reason=%q}: %q, want %s", reason, got, want)
 		}
+	}
+}
+
+// TestPagesLogo: server_logo shows before the name in every page's
+// header, at an asset URL named by its digest that answers its bytes as
+// an image, cached for good, under a policy that runs nothing should it
+// be opened on its own (an SVG is a document that could carry script).
+func TestPagesLogo(t *testing.T) {
+	logo := []byte(`<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"><rect width="1" height="1"/></svg>`)
+	skills, agents := fixture.ExampleTree(t, "../..")
+	cat := catalog.New(catalog.Source{SkillsDir: skills, AgentsDir: agents,
+		Server: feed.ServerInfo{Name: "team-skills", Description: "Skills of the team", Version: "1", Logo: logo, LogoType: "image/svg+xml"}}, slog.New(slog.DiscardHandler))
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(cat, Options{BaseURL: testBase}, slog.New(slog.DiscardHandler))
+	s.SetReady(true)
+	want := "/ui/assets/logo." + content.Sum(logo).Hex()[:16] + ".svg"
+	for _, p := range []string{"/", "/ui/skills/k8s-deploy", "/ui/skills/k8s-deploy/1.2.0/files/SKILL.md"} {
+		page := do(t, s, "GET", p, "Accept", browserAccept)
+		if imgs := attrs(t, page.body, "img", "src"); len(imgs) == 0 || imgs[0] != want || !bytes.Contains(page.body, []byte(`alt="">team-skills</a>`)) ||
+			!bytes.Contains(page.body, []byte("<p>Skills of the team</p>")) {
+			t.Errorf("%s: header images %q, want %s before the name, and the description", p, imgs, want)
+		}
+	}
+	a := do(t, s, "GET", want)
+	if a.code != 200 || !bytes.Equal(a.body, logo) || a.header.Get("Content-Type") != "image/svg+xml" || a.header.Get("Cache-Control") != cacheImmutable ||
+		!strings.Contains(a.header.Get("Content-Security-Policy"), "sandbox") {
+		t.Errorf("GET %s: %d %q, Cache-Control %q, CSP %q", want, a.code, a.header.Get("Content-Type"), a.header.Get("Cache-Control"), a.header.Get("Content-Security-Policy"))
+	}
+	if other := do(t, s, "GET", "/ui/assets/logo.0000000000000000.svg"); other.code != http.StatusNotFound {
+		t.Errorf("a logo name of other bytes: %d, want 404", other.code)
+	}
+	plain, _ := newTestServer(t, Options{})
+	if imgs := attrs(t, do(t, plain, "GET", "/", "Accept", browserAccept).body, "img", "src"); len(imgs) != 0 {
+		t.Errorf("without server_logo the header shows images %q", imgs)
 	}
 }

@@ -225,6 +225,9 @@ func (s *Server) failUnauthorizedPage(w http.ResponseWriter, r *http.Request, f 
 func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
 	file, _ := param(r, "file")
 	body, ct, digest, ok := page.Asset(file)
+	if snap := s.cat.Current(); !ok && snap != nil {
+		body, ct, digest, ok = page.Logo(snap.Feed().Server(), file)
+	}
 	if !ok {
 		s.fail(w, r, fmt.Errorf("%w: no asset %q", errNotFound, file))
 		return
@@ -234,6 +237,9 @@ func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", cacheImmutable)
 	h.Set("ETag", digest.ETag())
 	h.Set("X-Content-Type-Options", "nosniff")
+	// An SVG opened on its own is a document that could run script; the
+	// pages load it as an image, where none runs.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
 	s.serveBytes(w, r, body)
 }
 

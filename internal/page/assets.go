@@ -67,6 +67,29 @@ func Asset(file string) (body []byte, contentType string, digest content.Digest,
 	return a.body, a.contentType, a.digest, true
 }
 
+// logoHref is the root-relative URL of the server's logo (server_logo),
+// named by its digest as the embedded assets are; "" for none.
+func logoHref(info feed.ServerInfo) string {
+	if len(info.Logo) == 0 {
+		return ""
+	}
+	ext := "svg"
+	if info.LogoType == "image/png" {
+		ext = "png"
+	}
+	return feed.Href(feed.PathUIAsset, "logo."+content.Sum(info.Logo).Hex()[:16]+"."+ext)
+}
+
+// Logo returns the server's logo when file is the last segment of its
+// URL (logoHref).
+func Logo(info feed.ServerInfo, file string) (body []byte, contentType string, digest content.Digest, ok bool) {
+	href := logoHref(info)
+	if href == "" || href[strings.LastIndexByte(href, '/')+1:] != file {
+		return nil, "", "", false
+	}
+	return info.Logo, info.LogoType, content.Sum(info.Logo), true
+}
+
 // AssetHrefs lists the root-relative URLs of the embedded assets.
 func AssetHrefs() []string { return []string{assets.script.href, assets.icon.href} }
 

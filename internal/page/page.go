@@ -74,6 +74,7 @@ type site struct {
 	Prefix                     string // every root-relative href starts with it
 	CSS                        template.CSS
 	Icon, Script               string
+	Logo                       string // server_logo's href; "" for none
 	ScriptIntegrity            string // the script's hash, which SecurityPolicy allows
 	IndexHref, APIHref         string
 	OpenAPIHref                string
@@ -83,7 +84,8 @@ func siteOf(f *feed.Feed) site {
 	info := f.Server()
 	return site{Name: orDefault(info.Name, "skillserver"), Description: info.Description, Version: orDefault(info.Version, "dev"),
 		Prefix: f.Prefix(), CSS: template.CSS(styleCSS), Icon: assets.icon.href, Script: assets.script.href, ScriptIntegrity: assets.script.integrity,
-		IndexHref: feed.DocKey{Kind: feed.DocRFCIndex}.Path(), APIHref: feed.PathSkillSearch, OpenAPIHref: feed.PathOpenAPI}
+		IndexHref: feed.DocKey{Kind: feed.DocRFCIndex}.Path(), APIHref: feed.PathSkillSearch, OpenAPIHref: feed.PathOpenAPI,
+		Logo: logoHref(info)}
 }
 
 func orDefault(s, def string) string {
