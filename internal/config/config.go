@@ -96,6 +96,7 @@ type Config struct {
 	ExportOut   string        `mapstructure:"export_out"`
 	ExportAPI   string        `mapstructure:"export_api_url"`
 	ExportPrune time.Duration `mapstructure:"export_prune_older_than"`
+	ExportPages bool          `mapstructure:"export_catalogue"`
 
 	// Front matter limits, per SKILL.md or agent-md file.
 	MaxFrontmatterBytes int `mapstructure:"max_frontmatter_bytes"`
@@ -379,7 +380,7 @@ func mustAtoi(s string) int {
 }
 
 // ExportNames are the keys only export reads.
-var ExportNames = []string{"export_out", "export_api_url", "export_prune_older_than"}
+var ExportNames = []string{"export_out", "export_api_url", "export_catalogue", "export_prune_older_than"}
 
 // ServeNames lists the keys serve reads: every key but export's.
 func ServeNames() []string {

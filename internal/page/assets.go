@@ -125,6 +125,13 @@ func mustRead(name string) string {
 var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
+// metaPolicy is SecurityPolicy as every page also carries it in a meta
+// element, for a static host that sends no header (a bucket, GitHub
+// Pages): frame-ancestors is the one directive a meta element cannot
+// carry (browsers ignore it there, with a warning), so it is left out;
+// the header keeps it where there is one.
+var metaPolicy = strings.TrimSuffix(SecurityPolicy, "; frame-ancestors 'none'")
+
 // sriHash is the sha256 hash-source of b, as CSP and subresource
 // integrity write it.
 func sriHash(b []byte) string {

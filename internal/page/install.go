@@ -26,6 +26,9 @@ type client struct {
 	ID, Name string // ID is the radio's and the panel's id suffix
 	Lines    []installLine
 	Note     string
+	// Live marks a client that needs a running server (its tab is
+	// data-live: an export's page lacks it).
+	Live bool
 }
 
 // skillsCLI is the skills CLI's line that installs from the feed at u.
@@ -71,9 +74,9 @@ func (p *Renderer) skillClients(f *feed.Feed, base, feedURL string, v *item.Skil
 		{ID: "netclaw", Name: "netclaw", Lines: []installLine{p.netclaw(f, base)}}}
 	if !f.IsStatic() {
 		out = append(out,
-			client{ID: "clawhub", Name: "clawhub", Lines: []installLine{{Label: "This skill, with the clawhub CLI",
+			client{ID: "clawhub", Name: "clawhub", Live: true, Lines: []installLine{{Label: "This skill, with the clawhub CLI",
 				Line: clawhubCLIPin + " --site " + feedURL + " --workdir . --no-input install " + v.Name}}},
-			client{ID: "mcp", Name: "MCP", Lines: []installLine{{Label: "The MCP server (streamable HTTP) of this feed's skills", Line: feedURL + feed.PathMCP}}})
+			client{ID: "mcp", Name: "MCP", Live: true, Lines: []installLine{{Label: "The MCP server (streamable HTTP) of this feed's skills", Line: feedURL + feed.PathMCP}}})
 	}
 	var dl installLine
 	if v.Type == item.TypeArchive {

@@ -76,16 +76,21 @@ type site struct {
 	Icon, Script               string
 	Logo                       string // server_logo's href; "" for none
 	ScriptIntegrity            string // the script's hash, which SecurityPolicy allows
+	Policy                     string // SecurityPolicy as a page's meta element may carry it
 	IndexHref, APIHref         string
 	OpenAPIHref                string
 }
 
 func siteOf(f *feed.Feed) site {
 	info := f.Server()
-	return site{Name: orDefault(info.Name, "skillserver"), Description: info.Description, Version: orDefault(info.Version, "dev"),
+	s := site{Name: orDefault(info.Name, "skillserver"), Description: info.Description, Version: orDefault(info.Version, "dev"),
 		Prefix: f.Prefix(), CSS: template.CSS(styleCSS), Icon: assets.icon.href, Script: assets.script.href, ScriptIntegrity: assets.script.integrity,
 		IndexHref: feed.DocKey{Kind: feed.DocRFCIndex}.Path(), APIHref: feed.PathSkillSearch, OpenAPIHref: feed.PathOpenAPI,
-		Logo: logoHref(info)}
+		Logo: logoHref(info), Policy: metaPolicy}
+	if f.IsStatic() {
+		s.APIHref = "" // an export holds no read API
+	}
+	return s
 }
 
 func orDefault(s, def string) string {
@@ -124,8 +129,8 @@ type Query struct {
 func (q Query) filtered() bool { return q.Text != "" || q.Tag != "" || q.Kind != "" }
 
 type entry struct {
-	Name, Kind, Href, Description, Version string
-	Tags                                   []tagLink
+	Name, Kind, KindParam, Href, Description, Version string
+	Tags                                              []tagLink
 }
 
 type tagLink struct{ Name, Href string }
@@ -139,6 +144,9 @@ type catalogueData struct {
 	Total, N, Pages  int
 	Prev, Next       string
 	Install          *installLine
+	// Filter is, on an export's catalogue (no server to search), the
+	// JSON the page's script filters the list with: the RFC index.
+	Filter string
 }
 
 // Catalogue returns the page of the catalogue q asks for, in the view f,
@@ -199,6 +207,9 @@ func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []hit) []
 	if len(f.Skills) > 0 {
 		d.Install = &installLine{Label: "every skill of this feed", Line: p.skillsCLI(base + f.Prefix())}
 	}
+	if f.IsStatic() {
+		d.Filter = f.Prefix() + feed.DocKey{Kind: feed.DocRFCIndex}.Path()
+	}
 	return p.execute(kindCatalogue, d)
 }
 
@@ -231,7 +242,11 @@ func (p *Renderer) entries(f *feed.Feed, q Query) []hit {
 // entry is how the catalogue shows h; only the items of the page shown
 // are made into entries.
 func (h hit) entry(prefix string) entry {
-	return entry{Name: h.Name, Kind: h.kind, Href: prefix + feed.Href(h.pattern, h.Name), Description: h.Description,
+	kindParam := item.KindSkill.String()
+	if h.pattern == feed.PathUIAgent {
+		kindParam = item.KindSubagent.String()
+	}
+	return entry{Name: h.Name, Kind: h.kind, KindParam: kindParam, Href: prefix + feed.Href(h.pattern, h.Name), Description: h.Description,
 		Version: h.LatestVersion, Tags: tagLinks(prefix, h.Tags)}
 }
 

@@ -28,6 +28,49 @@
       }
     });
   }
+  // An export's catalogue has no server to search: filter its list, by
+  // the words of the search field (matched in each item's name,
+  // description and tags, the descriptions read from the RFC index the
+  // export holds), the kind, and ?q=, ?kind= and ?tag= of the address.
+  var form = document.querySelector("form[data-filter]");
+  if (form && q) {
+    var items = Array.prototype.slice.call(document.querySelectorAll("ul.items > li"));
+    var kind = document.getElementById("kind"), count = document.getElementById("count");
+    var params = new URLSearchParams(location.search), tag = params.get("tag") || "", known = {};
+    q.value = params.get("q") || "";
+    if (kind && params.get("kind")) {
+      kind.value = params.get("kind");
+    }
+    var apply = function () {
+      var words = q.value.toLowerCase().split(/\s+/).filter(Boolean), k = kind ? kind.value : "", n = 0;
+      items.forEach(function (li) {
+        var name = li.getAttribute("data-name"), hay = (name + " " + (known[name] || "") + " " + li.textContent).toLowerCase();
+        var tags = Array.prototype.map.call(li.querySelectorAll(".tags a"), function (a) { return a.textContent; });
+        var ok = (!k || li.getAttribute("data-kind") === k) && (!tag || tags.indexOf(tag) >= 0) &&
+          words.every(function (w) { return hay.indexOf(w) >= 0; });
+        li.hidden = !ok;
+        n += ok ? 1 : 0;
+      });
+      count.textContent = n + (n === 1 ? " item" : " items") + (tag ? " tagged " + tag : "");
+    };
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      apply();
+    });
+    q.addEventListener("input", apply);
+    if (kind) {
+      kind.addEventListener("change", apply);
+    }
+    apply();
+    if (window.fetch) {
+      fetch(form.getAttribute("data-filter")).then(function (r) {
+        return r.ok ? r.json() : null;
+      }).then(function (j) {
+        (j && j.skills || []).forEach(function (s) { known[s.name] = s.description || ""; });
+        apply();
+      }).catch(function () {});
+    }
+  }
   var rtf = window.Intl && Intl.RelativeTimeFormat && new Intl.RelativeTimeFormat("en", { numeric: "auto" });
   document.querySelectorAll("time[datetime]").forEach(function (t) {
     var ms = Date.parse(t.getAttribute("datetime"));
