@@ -70,7 +70,7 @@ func (p *Renderer) skillClients(f *feed.Feed, base, feedURL string, v *item.Skil
 	out := []client{{ID: "skills", Name: "skills CLI", Lines: []installLine{
 		{Label: "This skill (its one-skill feed)", Line: p.skillsCLI(feedURL + feed.ScopedFeedHref(v.Name))},
 		{Label: "Every skill of this feed", Line: p.skillsCLI(feedURL)},
-	}, Note: "It installs the latest version. Type the URL as shown: the SOURCE@NAME line skills find prints does not paste into skills add." + execNote(v)},
+	}, Note: "Installs the latest version. Type the URL as shown: the SOURCE@NAME line of skills find does not paste into skills add." + execNote(v)},
 		{ID: "netclaw", Name: "netclaw", Lines: []installLine{p.netclaw(f, base)}}}
 	if !f.IsStatic() {
 		out = append(out,
@@ -99,7 +99,7 @@ func execNote(v *item.SkillVersion) string {
 	if len(exec) == 0 {
 		return ""
 	}
-	return " It writes files without their execute bit: in the installed folder (.agents/skills/" + v.Name + " with -a universal) run chmod +x " + strings.Join(exec, " ") + "."
+	return " The CLI drops execute bits: in the installed folder (.agents/skills/" + v.Name + " with -a universal) run chmod +x " + strings.Join(exec, " ") + "."
 }
 
 // shellWord quotes p for a POSIX shell unless it needs none.

@@ -78,7 +78,9 @@
       return;
     }
     var h = (ms - Date.now()) / 36e5, d = h / 24, s;
-    if (Math.abs(h) < 24) {
+    if (Math.abs(h) < 1) {
+      s = rtf.format(Math.round(h * 60), "minute");
+    } else if (Math.abs(h) < 24) {
       s = rtf.format(Math.round(h), "hour");
     } else if (Math.abs(d) < 60) {
       s = rtf.format(Math.round(d), "day");
