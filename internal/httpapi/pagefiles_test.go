@@ -140,6 +140,14 @@ func TestPageCompare(t *testing.T) {
 	if !regexp.MustCompile(`href="/ui/skills/k8s-deploy/1.2.0/compare/1.0.0"`).Match(do(t, s, "GET", "/ui/skills/k8s-deploy", "Accept", browserAccept).body) {
 		t.Error("the skill's page does not link the comparison of 1.2.0 with 1.0.0")
 	}
+	// A pair no page links (made per request, not cached) answers the
+	// same way, with an ETag that revalidates.
+	far := do(t, s, "GET", "/ui/skills/k8s-deploy/2.0.0-rc.1/compare/1.0.0", "Accept", browserAccept)
+	if far.code != 200 || !bytes.Contains(far.body, []byte("Changes from 1.0.0 to 2.0.0-rc.1")) || far.header.Get("ETag") == "" {
+		t.Errorf("2.0.0-rc.1 from 1.0.0: %d, ETag %q", far.code, far.header.Get("ETag"))
+	} else if nm := do(t, s, "GET", "/ui/skills/k8s-deploy/2.0.0-rc.1/compare/1.0.0", "Accept", browserAccept, "If-None-Match", far.header.Get("ETag")); nm.code != http.StatusNotModified {
+		t.Errorf("2.0.0-rc.1 from 1.0.0 revalidated: %d, want 304", nm.code)
+	}
 	for _, miss := range []string{"/ui/skills/k8s-deploy/1.2.0/compare/0.0.1", "/ui/skills/k8s-deploy/nope/compare/1.0.0", "/ui/skills/nope/1.2.0/compare/1.0.0"} {
 		if m := do(t, s, "GET", miss, "Accept", browserAccept); m.code != http.StatusNotFound || !bytes.HasPrefix(m.body, []byte("<!doctype html>")) {
 			t.Errorf("%s: %d, want an HTML 404", miss, m.code)

@@ -138,7 +138,7 @@ func (p *Renderer) Compare(f *feed.Feed, blobs Blobs, base feed.Base, name, to, 
 	if !ok1 || !ok2 {
 		return nil, false
 	}
-	return f.Page(base, feed.PageKey{Kind: kindCompare, Name: name, Version: newV.Version, Other: oldV.Version}, func(base string) ([]byte, bool) {
+	render := func(base string) ([]byte, bool) {
 		feedURL := base + f.Prefix()
 		d := compareData{Site: siteOf(f), Title: oldV.Version + " → " + newV.Version + " · " + name + " · " + siteOf(f).Name,
 			Name: name, Version: newV.Version, From: oldV.Version,
@@ -168,7 +168,16 @@ func (p *Renderer) Compare(f *feed.Feed, blobs Blobs, base feed.Base, name, to, 
 			}
 		}
 		return p.execute("compare", d), true
-	})
+	}
+	// The comparisons the pages link (each version with the one before)
+	// are cached per snapshot like the pages; any other pair is made per
+	// request, so that requests cannot fill the cache with every pair of
+	// every skill's versions.
+	if i := slices.Index(sk.Versions, newV); i >= 0 && i+1 < len(sk.Versions) && sk.Versions[i+1] == oldV {
+		return f.Page(base, feed.PageKey{Kind: kindCompare, Name: name, Version: newV.Version, Other: oldV.Version}, render)
+	}
+	b, _ := render(base.URL)
+	return feed.NewDocument(b), true
 }
 
 // changed is the diff of a file both versions hold with other bytes.
