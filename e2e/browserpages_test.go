@@ -79,8 +79,8 @@ const layoutJS = `(() => {
 
 type layout struct {
 	SideLeft, SideBottom, SideTop, DocLeft, DocRight, DocTop float64
-	Overflow                                                  float64
-	Covered, Clipped, Buttons                                 int
+	Overflow                                                 float64
+	Covered, Clipped, Buttons                                int
 }
 
 // TestBrowserSkillPageLayout: at 1280 px the rendered SKILL.md is the
