@@ -246,11 +246,11 @@ func TestBrowserCatalogue(t *testing.T) {
 	versions := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=versions] tbody tr")].map(tr => tr.cells[0].firstChild.textContent)`)
 	latest := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=versions] tbody tr")].filter(tr => tr.querySelector(".latest")).map(tr => tr.cells[0].firstChild.textContent)`)
 	current := evalJS[string](t, ctx, `document.querySelector("[aria-current=page]").textContent`)
-	files := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody a")].map(a => a.textContent)`)
+	files := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody tr")].map(tr => tr.cells[0].textContent)`)
 	sizes := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody data")].map(d => d.value)`)
-	hrefs := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody a")].map(a => a.href)`)
+	hrefs := evalJS[[]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody a.raw")].map(a => a.href)`)
 	lines := evalJS[[]string](t, ctx, `[...document.querySelectorAll("pre.install code")].map(c => c.textContent)`)
-	copyButtons := evalJS[int](t, ctx, `document.querySelectorAll("pre.install button").length`)
+	copyButtons := evalJS[int](t, ctx, `document.querySelectorAll(".line button").length`)
 	if h1 != "k8s-deploy" || !slices.Equal(versions, []string{"2.0.0-rc.1", "1.2.0", "1.0.0"}) || !slices.Equal(latest, []string{"1.2.0"}) || current != "1.2.0" {
 		t.Errorf("skill page: h1 %q, versions %q (latest %q, shown %q); want k8s-deploy, 2.0.0-rc.1 1.2.0 1.0.0, latest and shown 1.2.0", h1, versions, latest, current)
 	}
@@ -263,7 +263,7 @@ func TestBrowserCatalogue(t *testing.T) {
 			t.Errorf("%s (%s): %d, %d bytes; the page says %s", files[i], href, resp.StatusCode, len(body), sizes[i])
 		}
 	}
-	for _, wantLine := range []string{"npx skills add " + ts.URL + "/skill/k8s-deploy", "npx skills add " + ts.URL, "curl -fL -o k8s-deploy-1.2.0.zip '" + hrefs[0] + "'"} {
+	for _, wantLine := range []string{"npx -y -p node@22 -p skills@1.7.4 -- skills add " + ts.URL + "/skill/k8s-deploy", "npx -y -p node@22 -p skills@1.7.4 -- skills add " + ts.URL, "curl -fL -o k8s-deploy-1.2.0.zip '" + hrefs[0] + "'"} {
 		if !slices.Contains(lines, wantLine) {
 			t.Errorf("install lines %q lack %q", lines, wantLine)
 		}
@@ -337,8 +337,8 @@ func TestBrowserWithoutJavaScript(t *testing.T) {
 	browse(t, ctx, chromedp.Click(chromedp.CSS(`ul.items a[href$="/ui/skills/k8s-deploy"]`), chromedp.NodeVisible),
 		chromedp.WaitVisible(chromedp.CSS("#install")))
 	lines := evalJS[[]string](t, ctx, `[...document.querySelectorAll("pre.install code")].map(c => c.textContent)`)
-	buttons := evalJS[int](t, ctx, `document.querySelectorAll("pre.install button").length`)
-	if !slices.Contains(lines, "npx skills add "+ts.URL+"/skill/k8s-deploy") || buttons != 0 {
+	buttons := evalJS[int](t, ctx, `document.querySelectorAll(".line button").length`)
+	if !slices.Contains(lines, "npx -y -p node@22 -p skills@1.7.4 -- skills add "+ts.URL+"/skill/k8s-deploy") || buttons != 0 {
 		t.Errorf("without JavaScript: install lines %q, %d copy buttons (want the lines, none)", lines, buttons)
 	}
 }

@@ -87,7 +87,7 @@ func TestBrowserScriptPolicy(t *testing.T) {
 		// The skill's page links each file at the URL this server serves it.
 		browse(t, ctx, chromedp.Navigate(base+"/ui/skills/shipped-script"), chromedp.WaitReady(chromedp.CSS("footer")))
 		files := map[string]string{}
-		for _, f := range evalJS[[][2]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody a")].map(a => [a.textContent, a.href])`) {
+		for _, f := range evalJS[[][2]string](t, ctx, `[...document.querySelectorAll("table[aria-labelledby=files] tbody tr")].map(tr => [tr.cells[0].textContent, tr.querySelector("a.raw").href])`) {
 			files[f[0]] = f[1]
 		}
 		for name := range shippedFiles {
@@ -101,7 +101,7 @@ func TestBrowserScriptPolicy(t *testing.T) {
 		}
 		// The page's own script runs (the copy buttons are its work) and
 		// nothing of the page violates the policy.
-		if n := evalJS[int](t, ctx, `document.querySelectorAll("pre.install button").length`); n == 0 {
+		if n := evalJS[int](t, ctx, `document.querySelectorAll(".line button").length`); n == 0 {
 			t.Errorf("%s: no copy button: the page's own script did not run", base)
 		}
 		for _, p := range []string{"/", "/ui/skills/shipped-script"} {

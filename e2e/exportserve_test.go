@@ -5,18 +5,22 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 
 	"gocloud.dev/blob"
+	"golang.org/x/net/html"
 
 	"github.com/skillserver/skillserver/internal/check"
 	"github.com/skillserver/skillserver/internal/export"
@@ -67,8 +71,23 @@ func TestExportEqualsServe(t *testing.T) {
 	if len(files) < 50 {
 		t.Fatalf("the export holds %d files", len(files))
 	}
-	active := 0
+	active, pages := 0, 0
 	for _, key := range slices.Sorted(maps.Keys(files)) {
+		if key == export.HeadersFile {
+			continue // for the static hosts that read it; serve sends its headers itself
+		}
+		if pagePath, ok := exportedPage(key); ok {
+			pages++
+			resp, body := getPage(t, ts.URL+pagePath)
+			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Errorf("%s: serve answers %s %d", pagePath, resp.Header.Get("Content-Type"), resp.StatusCode)
+				continue
+			}
+			if got, want := withoutLive(t, files[key]), withoutLive(t, body); got != want {
+				t.Errorf("%s: the exported page differs from serve's %s beyond what needs a live server:\n%s", key, pagePath, firstDiff(got, want))
+			}
+			continue
+		}
 		resp, body := ts.Get(t, urlPath(key))
 		if resp.StatusCode != 200 || !bytes.Equal(body, files[key]) {
 			t.Errorf("%s: serve answers %d with %d bytes that differ from the export's %d", key, resp.StatusCode, len(body), len(files[key]))
@@ -78,7 +97,8 @@ func TestExportEqualsServe(t *testing.T) {
 			t.Fatal(err)
 		}
 		ct := resp.Header.Get("Content-Type")
-		document := key == ".well-known/api-catalog" || key == "openapi.yaml" || strings.HasSuffix(key, ".json")
+		// The pages' own assets keep their types: they are not a skill's.
+		document := key == ".well-known/api-catalog" || key == "openapi.yaml" || strings.HasSuffix(key, ".json") || strings.HasPrefix(key, "ui/assets/")
 		if inert, disposition := export.ArtifactType(ct); !document && disposition != "" {
 			if csp := resp.Header.Get("Content-Security-Policy"); csp != "default-src 'none'; sandbox" {
 				t.Errorf("%s: serve sends %s with Content-Security-Policy %q; want the sandbox", key, ct, csp)
@@ -92,6 +112,9 @@ func TestExportEqualsServe(t *testing.T) {
 	}
 	if active != 4 { // pwn.html and pwn.svg, each an artifact and a latest file
 		t.Errorf("%d exported files of a type a browser runs script in; want 4", active)
+	}
+	if pages < 30 {
+		t.Errorf("%d exported pages; want the catalogue's", pages)
 	}
 
 	staticFiles := exportedFiles(t, static)
@@ -112,6 +135,79 @@ func TestExportEqualsServe(t *testing.T) {
 			}
 		}
 	}
+}
+
+// exportedPage is the URL path of the catalogue page an exported key
+// holds: the catalogue's index.html, or the index.html of a page's
+// folder under /ui/ (not an asset).
+func exportedPage(key string) (string, bool) {
+	switch {
+	case key == "index.html":
+		return "/", true
+	case strings.HasPrefix(key, "ui/") && !strings.HasPrefix(key, "ui/assets/") && strings.HasSuffix(key, "/index.html"):
+		return urlPath(strings.TrimSuffix(key, "/index.html")), true
+	}
+	return "", false
+}
+
+// withoutLive is a page with what only a running server shows taken
+// out: the elements serve marks data-live, and the attribute that
+// points an export's catalogue filter at the RFC index; rendered again,
+// so that both sides are written alike.
+func withoutLive(t *testing.T, page []byte) string {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var drop []*html.Node
+	for n := range doc.Descendants() {
+		if n.Type != html.ElementNode {
+			continue
+		}
+		n.Attr = slices.DeleteFunc(n.Attr, func(a html.Attribute) bool { return a.Key == "data-filter" })
+		if slices.ContainsFunc(n.Attr, func(a html.Attribute) bool { return a.Key == "data-live" }) {
+			drop = append(drop, n)
+		}
+	}
+	for _, n := range drop {
+		n.Parent.RemoveChild(n)
+	}
+	var b bytes.Buffer
+	if err := html.Render(&b, doc); err != nil {
+		t.Fatal(err)
+	}
+	// Dropping an element leaves the line breaks around it.
+	return regexp.MustCompile(`\n+`).ReplaceAllString(b.String(), "\n")
+}
+
+// getPage GETs u as a browser asks for a page.
+func getPage(t *testing.T, u string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// firstDiff shows where a and b part.
+func firstDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return fmt.Sprintf("export: %q\nserve:  %q", a[max(0, i-80):min(len(a), i+120)], b[max(0, i-80):min(len(b), i+120)])
 }
 
 // exportLocations are the headers docs/operations.md recommends for an

@@ -83,7 +83,7 @@ func TestInteropPageInstallLines(t *testing.T) {
 			var curlLine, netclaw string
 			for _, l := range lines {
 				switch {
-				case strings.Contains(l, "npx skills add "):
+				case strings.Contains(l, " -- skills add "):
 					cli = append(cli, l)
 				case strings.HasPrefix(l, "curl "):
 					curlLine = l
@@ -158,7 +158,8 @@ func TestInteropPageInstallLines(t *testing.T) {
 }
 
 // pastedCLI splits a skills CLI line of a page into the environment it
-// sets and the CLI's arguments; the test runs the pinned CLI with them.
+// sets and the CLI's arguments; the test runs the pinned CLI with them,
+// and fails for a line that runs another release.
 func pastedCLI(t *testing.T, line string, private bool) (env, args []string) {
 	t.Helper()
 	fields := strings.Fields(line)
@@ -168,8 +169,10 @@ func pastedCLI(t *testing.T, line string, private bool) (env, args []string) {
 	if off := slices.Contains(env, "DISABLE_TELEMETRY=1"); off != private {
 		t.Errorf("%q switches telemetry off: %v, want %v (a private feed's URLs carry the token)", line, off, private)
 	}
-	if len(fields) < 3 || fields[0] != "npx" || fields[1] != "skills" {
-		t.Fatalf("%q is not an npx skills line", line)
+	// The page pins the Node and CLI releases the suite runs.
+	pin := []string{"npx", "-y", "-p", skillsCLINode, "-p", skillsCLIPkg, "--", "skills"}
+	if len(fields) <= len(pin) || !slices.Equal(fields[:len(pin)], pin) {
+		t.Fatalf("%q is not a pinned skills CLI line (%s ...)", line, strings.Join(pin, " "))
 	}
-	return env, fields[2:]
+	return env, fields[len(pin):]
 }

@@ -17,7 +17,7 @@ import (
 
 // exportKeys are the keys that decide what export writes: what serve
 // would publish for that base URL, and where it goes.
-var exportKeys = slices.Concat(validateKeys, []string{"base_url", "page_size", "server_name", "server_description", "catalog_publisher", "provenance"}, config.ExportNames)
+var exportKeys = slices.Concat(validateKeys, []string{"base_url", "page_size", "server_name", "server_description", "server_logo", "catalog_publisher", "provenance", "catalogue_view_max_bytes"}, config.ExportNames)
 
 func newExportCmd(c *cli) *cobra.Command {
 	return configCommand(c, &cobra.Command{
@@ -27,7 +27,8 @@ func newExportCmd(c *cli) *cobra.Command {
 			"--base-url as files into --out, a folder or a bucket URL (s3://, gs://,\n" +
 			"azblob://, file://): the RFC index, the per-skill scoped indexes, the legacy\n" +
 			"index, the native manifest tree, the agent card, the API catalog, the OpenAPI\n" +
-			"description and every artifact at its content-addressed path. Only what\n" +
+			"description, every artifact at its content-addressed path and, unless\n" +
+			"--catalogue=false, the HTML catalogue as static pages. Only what\n" +
 			"changed is written; nothing an earlier export advertised changes bytes, and\n" +
 			"what no document names any more stays until --prune-older-than. The dynamic\n" +
 			"routes (search, read API, update check, health) are not exported and not\n" +
@@ -60,7 +61,8 @@ func exportTree(ctx context.Context, cfg *config.Config, stderr io.Writer) error
 		// kept), the rest is published. validate names each problem.
 		fmt.Fprintf(stderr, "warning: %d errors in the tree; those items are left out (run validate for the list)\n", n)
 	}
-	opts := export.Options{BaseURL: cfg.BaseURL, APIURL: cfg.ExportAPI, PruneOlderThan: cfg.ExportPrune}
+	opts := export.Options{BaseURL: cfg.BaseURL, APIURL: cfg.ExportAPI, PruneOlderThan: cfg.ExportPrune,
+		Catalogue: cfg.ExportPages, ViewMaxBytes: int64(cfg.CatalogueView)}
 	files, err := export.Files(snap.Feed(), snap.Store, opts)
 	if err != nil {
 		return err

@@ -46,6 +46,13 @@ func source(cfg *config.Config) (catalog.Source, error) {
 			MaxDepth: cfg.MaxFrontmatterDepth, MaxValueProblems: cfg.MaxValueProblems,
 		},
 	}}
+	if cfg.ServerLogo != "" {
+		logo, typ, err := readLogo(cfg.ServerLogo)
+		if err != nil {
+			return src, err
+		}
+		src.Server.Logo, src.Server.LogoType = logo, typ
+	}
 	resolve := func(key, dir string, explicit bool) (string, error) {
 		ok, err := scan.DirExists(dir)
 		switch {
@@ -127,23 +134,24 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		OnRetention: func(st catalog.RetentionStats) { m.ObserveRetention(retainedFigures(st)) }})
 	reloader := reload.New(cat, log, reload.Options{Timeout: cfg.ReloadTimeout, MaxAbandoned: cfg.ReloadAbandoned, Observer: m})
 	apiOpts := httpapi.Options{
-		BaseURL:           cfg.BaseURL,
-		TrustProxy:        cfg.TrustProxy,
-		AllowedHosts:      cfg.AllowedHosts,
-		CORSAllowOrigin:   cfg.CORSAllowOrigin,
-		Build:             bi,
-		AdminToken:        cfg.AdminToken,
-		Reloader:          reloader,
-		Observer:          m,
-		ReadBodyTimeout:   cfg.ReadBodyTO,
-		WriteStallTimeout: cfg.WriteStallTO,
-		MaxRanges:         cfg.MaxRanges,
-		CataloguePageSize: cfg.CataloguePage,
-		MaxSearchResults:  cfg.MaxSearchResults,
-		MaxUpdateChecks:   cfg.MaxUpdateChecks,
-		MaxBodyBytes:      cfg.MaxBodyBytes,
-		MaxQueryBytes:     cfg.MaxQueryBytes,
-		RequestLog:        requestLog,
+		BaseURL:               cfg.BaseURL,
+		TrustProxy:            cfg.TrustProxy,
+		AllowedHosts:          cfg.AllowedHosts,
+		CORSAllowOrigin:       cfg.CORSAllowOrigin,
+		Build:                 bi,
+		AdminToken:            cfg.AdminToken,
+		Reloader:              reloader,
+		Observer:              m,
+		ReadBodyTimeout:       cfg.ReadBodyTO,
+		WriteStallTimeout:     cfg.WriteStallTO,
+		MaxRanges:             cfg.MaxRanges,
+		CataloguePageSize:     cfg.CataloguePage,
+		CatalogueViewMaxBytes: cfg.CatalogueView,
+		MaxSearchResults:      cfg.MaxSearchResults,
+		MaxUpdateChecks:       cfg.MaxUpdateChecks,
+		MaxBodyBytes:          cfg.MaxBodyBytes,
+		MaxQueryBytes:         cfg.MaxQueryBytes,
+		RequestLog:            requestLog,
 		MCP: mcpapi.Options{Name: cfg.ServerName, Version: bi.Version, PageSize: cfg.MCPPageSize,
 			MaxRequestBytes: cfg.MCPMaxRequest, MaxBatch: cfg.MCPMaxBatch, MaxFileBytes: cfg.MCPMaxFileBytes,
 			TTL: feed.ShortLifetime, Observer: m, Log: log},

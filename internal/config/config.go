@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -51,10 +52,12 @@ type Config struct {
 	ShutdownDelay   time.Duration `mapstructure:"shutdown_delay"`
 	PageSize        int           `mapstructure:"page_size"`
 	CataloguePage   int           `mapstructure:"catalogue_page_size"`
+	CatalogueView   int           `mapstructure:"catalogue_view_max_bytes"`
 	MetricsListen   string        `mapstructure:"metrics_listen"`
 	MetricsPprof    bool          `mapstructure:"metrics_pprof"`
 	ServerName      string        `mapstructure:"server_name"`
 	ServerDesc      string        `mapstructure:"server_description"`
+	ServerLogo      string        `mapstructure:"server_logo"`
 	CatalogPub      string        `mapstructure:"catalog_publisher"`
 	Watch           bool          `mapstructure:"watch"`
 	Provenance      bool          `mapstructure:"provenance"`
@@ -95,6 +98,7 @@ type Config struct {
 	ExportOut   string        `mapstructure:"export_out"`
 	ExportAPI   string        `mapstructure:"export_api_url"`
 	ExportPrune time.Duration `mapstructure:"export_prune_older_than"`
+	ExportPages bool          `mapstructure:"export_catalogue"`
 
 	// Front matter limits, per SKILL.md or agent-md file.
 	MaxFrontmatterBytes int `mapstructure:"max_frontmatter_bytes"`
@@ -321,6 +325,9 @@ func (c *Config) validate() error {
 	if c.CatalogPub != "" && !publisherRE.MatchString(c.CatalogPub) {
 		errs = append(errs, fmt.Errorf("catalog_publisher %q: must be a domain name of letters, digits, dots and hyphens, without a port (e.g. skills.example.com)", c.CatalogPub))
 	}
+	if ext := strings.ToLower(filepath.Ext(c.ServerLogo)); c.ServerLogo != "" && ext != ".svg" && ext != ".png" {
+		errs = append(errs, fmt.Errorf("server_logo %q: must be an .svg or .png file", c.ServerLogo))
+	}
 	if strings.TrimSpace(c.ServerDesc) == "" {
 		errs = append(errs, errors.New("server_description: must not be empty"))
 	}
@@ -375,7 +382,7 @@ func mustAtoi(s string) int {
 }
 
 // ExportNames are the keys only export reads.
-var ExportNames = []string{"export_out", "export_api_url", "export_prune_older_than"}
+var ExportNames = []string{"export_out", "export_api_url", "export_catalogue", "export_prune_older_than"}
 
 // ServeNames lists the keys serve reads: every key but export's.
 func ServeNames() []string {

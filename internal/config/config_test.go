@@ -154,6 +154,7 @@ func TestRejects(t *testing.T) {
 		{"15-character admin token in the file", nil, nil, "admin_token: abcdefghijklmno\n", "admin_token: shorter than 16 characters"},
 		{"publisher with a port", []string{"--catalog-publisher", "skills.example.com:8080"}, nil, "", `catalog_publisher "skills.example.com:8080": must be a domain name`},
 		{"publisher with an underscore", nil, map[string]string{"SKILLSERVER_CATALOG_PUBLISHER": "my_team.example"}, "", "catalog_publisher"},
+		{"logo of another type", []string{"--server-logo", "logo.gif"}, nil, "", `server_logo "logo.gif": must be an .svg or .png file`},
 		{"negative auth failures", []string{"--auth-failures-per-minute", "-1"}, nil, "", "auth_failures_per_minute -1: must not be negative (0 is off)"},
 	}
 	for _, tt := range tests {

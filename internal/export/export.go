@@ -2,7 +2,9 @@
 // static host or bucket: the RFC index, the scoped and legacy indexes,
 // the native manifest tree, the agent card, the API catalog and the
 // OpenAPI description, every artifact at its content-addressed path, and
-// the latest-version files of the RFC and legacy layouts. Every byte
+// the latest-version files of the RFC and legacy layouts, a _headers file
+// for the hosts that read one, and the HTML catalogue as static pages
+// (internal/page renders them, as for serve). Every byte
 // comes from internal/feed, the code the server answers with; the only
 // difference is the links to routes only a running server answers
 // (feed.Feed.Static), and the type a bucket stores a skill's HTML, SVG
@@ -11,7 +13,7 @@
 //
 // It owns the export's layout, its state file, the upload of what
 // changed and the pruning of what no document names any more. It imports
-// internal/feed, internal/content and api; it must not import
+// internal/feed, internal/page, internal/content and api; it must not import
 // internal/catalog, internal/scan or internal/httpapi.
 package export
 
@@ -32,6 +34,7 @@ import (
 	"github.com/skillserver/skillserver/api"
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
+	"github.com/skillserver/skillserver/internal/page"
 )
 
 // Blobs gives the bytes of a digest (*content.Store).
@@ -55,12 +58,20 @@ type Options struct {
 	PruneOlderThan time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Catalogue also writes the HTML catalogue as static pages
+	// (page.Renderer.Static): the catalogue at index.html, every item's
+	// pages, file views and comparisons, and their assets.
+	Catalogue bool
+	// ViewMaxBytes bounds the catalogue's file views and diffs as
+	// catalogue_view_max_bytes does serve's; 0: no bound.
+	ViewMaxBytes int64
 }
 
 // Ranks of File, in write order: each after what it links to.
 const (
 	rankArtifact        = iota // content-addressed, never changes
 	rankLatest                 // latest-version files
+	rankAsset                  // the pages' script, icon and logo, named by their digest
 	rankSubagentVersion        // link artifacts
 	rankSubagent               // a sub-agent's identity links its versions
 	rankSubagentPage           // a page links identities
@@ -71,6 +82,7 @@ const (
 	rankEntry    // entry documents: indexes, the agent card, the description
 	rankManifest // links the skill and sub-agent indexes
 	rankCatalog  // the API catalog, which links the manifest and the description
+	rankPage     // the HTML catalogue's pages, which link all of the above
 )
 
 // docRanks are the ranks of the documents of the native tree that link
@@ -168,6 +180,20 @@ func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
 	}
 	if err := add(feed.PathOpenAPI, api.OpenAPI, feed.OpenAPIContentType, feed.CacheShort, rankEntry); err != nil {
 		return nil, err
+	}
+	if err := add("/"+HeadersFile, hostHeaders(opts.Catalogue), HeadersContentType, feed.CacheShort, rankEntry); err != nil {
+		return nil, err
+	}
+	if opts.Catalogue {
+		for _, sf := range page.New(page.Options{MaxViewBytes: opts.ViewMaxBytes}).Static(v, blobs, base) {
+			rank, cache := rankPage, feed.CacheShort
+			if sf.Immutable {
+				rank, cache = rankAsset, feed.CacheImmutable
+			}
+			if err := add(sf.File, sf.Body, sf.ContentType, cache, rank); err != nil {
+				return nil, err
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b File) int {
 		if a.rank != b.rank {

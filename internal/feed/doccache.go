@@ -208,5 +208,8 @@ type PageKey struct {
 	Kind    string // the page's kind, as internal/page names them
 	Name    string
 	Version string
-	N       int // a page number
+	// Other is a file's path (a file view) or the other version (a
+	// version comparison).
+	Other string
+	N     int // a page number
 }

@@ -150,6 +150,10 @@ type ServerInfo struct {
 	// identifiers are minted under (catalog_publisher); "" is
 	// Name.localhost, a name no one else can hold.
 	Publisher string
+	// Logo is the bytes of an SVG or PNG file the pages show before the
+	// name (server_logo), LogoType its media type; nil for none.
+	Logo     []byte
+	LogoType string
 }
 
 // publisher is the publisher of the AI catalogue's identifiers.

@@ -47,3 +47,18 @@ func (f *Feed) SkillPublished(v *item.VersionInfo) time.Time {
 func (f *Feed) AgentPublished(v *item.VersionInfo) time.Time {
 	return publishedTime(f.origins.Agents, v)
 }
+
+// SkillSource and AgentSource say where a version came from (its
+// repository, commit and folder or file in the checkout), as every
+// version document gives it; nil when provenance is off or the root is
+// in no checkout.
+func (f *Feed) SkillSource(v *item.VersionInfo) *provenance.Source {
+	src, _ := origin(f.origins.Skills, v)
+	return src
+}
+
+// AgentSource: see SkillSource.
+func (f *Feed) AgentSource(v *item.VersionInfo) *provenance.Source {
+	src, _ := origin(f.origins.Agents, v)
+	return src
+}

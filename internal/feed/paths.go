@@ -116,6 +116,11 @@ const (
 	PathUISkillVersion = "/ui/skills/{name}/{version}"
 	PathUIAgent        = "/ui/subagents/{name}"
 	PathUIAgentVersion = "/ui/subagents/{name}/{version}"
+	// PathUISkillFile shows one text file of a skill's version, with
+	// line numbers; PathUISkillCompare what changed from version other
+	// to version.
+	PathUISkillFile    = "/ui/skills/{name}/{version}/files/*"
+	PathUISkillCompare = "/ui/skills/{name}/{version}/compare/{other}"
 	PathUIAsset        = "/ui/assets/{file}"
 	PathUIProblems     = "/-/problems"
 )

@@ -39,6 +39,21 @@ func (f *Feed) Static(api bool, apiBase string) *Feed {
 	return f.view(viewKey{static: true, api: api, apiBase: apiBase}, nil)
 }
 
+// StaticUnder returns the static view f (Static) with every
+// root-relative href under prefix: the pages of an export served below a
+// path (https://owner.github.io/repo), whose links are root-relative.
+// Any other view, or prefix "", is f itself.
+func (f *Feed) StaticUnder(prefix string) *Feed {
+	if !f.static || prefix == "" {
+		return f
+	}
+	return f.view(viewKey{static: true, api: f.api, apiBase: f.apiBase, prefix: prefix}, nil)
+}
+
+// IsStatic reports whether the view is an export's (Static): nothing
+// but files, so nothing a running server answers per request.
+func (f *Feed) IsStatic() bool { return f.static }
+
 func (f *Feed) view(k viewKey, allow func(string) bool) *Feed {
 	f.views.mu.Lock()
 	defer f.views.mu.Unlock()

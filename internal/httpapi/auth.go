@@ -43,7 +43,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		// clawhub CLI fetches it at the host's root without a token
 		// before it sends its configured one. Under a path token it is
 		// the token's (its apiBase carries the token).
-		if openRoutes[r.URL.Path] || !pathForm && r.URL.Path == feed.PathClawHubDiscovery {
+		// The pages' embedded script and icon are the program's own,
+		// the same for everyone; the page a browser without a token
+		// gets loads them.
+		if openRoutes[r.URL.Path] || !pathForm && (r.URL.Path == feed.PathClawHubDiscovery || pageAsset(r.URL.Path)) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -54,7 +57,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			}
 		}
 		if secret == "" {
-			s.refuse(w, r, "missing", errNoReadToken)
+			reason := "missing"
+			if discoveryProbe(r, pathForm) {
+				reason = "probe"
+			}
+			s.refuse(w, r, reason, errNoReadToken)
 			return
 		}
 		if s.throttled(w, r) {
@@ -83,14 +90,45 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// refuse answers 401 (no token) or 403 (an unknown one, counted against
-// its address: refuseWrongToken) and counts it.
+// discoveryProbes are the documents a client looks for at the bare host
+// before, or besides, the feed URL it was given: the skills CLI (1.7.4),
+// given https://host/t/<token>/..., also fetches both RFC indexes at
+// https://host/ without the token, on every add and update.
+var discoveryProbes = map[string]bool{
+	feed.DocKey{Kind: feed.DocRFCIndex}.Path():    true,
+	feed.DocKey{Kind: feed.DocLegacyIndex}.Path(): true,
+}
+
+// discoveryProbe reports whether a request that carries no token is such
+// a probe: a GET or HEAD of a discovery index at the host's root, with no
+// Authorization header of any scheme. It is refused all the same; it is
+// counted apart (reason "probe") so that "missing" counts the refusals
+// an operator should look at.
+func discoveryProbe(r *http.Request, pathForm bool) bool {
+	return !pathForm && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		r.Header.Get("Authorization") == "" && discoveryProbes[r.URL.Path]
+}
+
+// pageAsset reports whether p is the path of an embedded page asset.
+func pageAsset(p string) bool {
+	file, ok := strings.CutPrefix(p, strings.TrimSuffix(feed.PathUIAsset, "{file}"))
+	return ok && file != "" && !strings.Contains(file, "/")
+}
+
+// refuse answers 401 (no token: reason "missing" or "probe") or 403 (an
+// unknown one, counted against its address: refuseWrongToken) and counts
+// it. A browser without a token gets a page that says how to open the
+// private feed; every other client the JSON error.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, reason string, err error) {
 	if s.opts.Observer != nil {
 		s.opts.Observer.ObserveRefusal(reason)
 	}
-	if reason == "missing" {
+	if reason != "unknown" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="skillserver"`)
+		if snap := s.cat.Current(); snap != nil && prefersHTML(r) {
+			s.failUnauthorizedPage(w, r, snap.Feed())
+			return
+		}
 		s.fail(w, r, err)
 		return
 	}

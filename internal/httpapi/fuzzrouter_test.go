@@ -36,6 +36,10 @@ func FuzzRouter(f *testing.F) {
 		{"GET", "/api/v1/subagents/technical-support-diagnostician/1.0.0/agent.md", "bytes=-1", "", "a.test", ""},
 		{"GET", "/.well-known/skills/code-review/references/checklist.md", "bytes=1-0", "", "a.test", ""},
 		{"GET", "/api/v1/blobs/sha256/%zz", "", "", "a.test", ""},
+		{"GET", "/ui/skills/k8s-deploy/1.2.0/files/scripts/deploy.sh", "bytes=0-3", "", "a.test", "gzip"},
+		{"HEAD", "/ui/skills/k8s-deploy/latest/files/%2e%2e/SKILL.md", "", "", "a.test", ""},
+		{"GET", "/ui/skills/k8s-deploy/2.0.0-rc.1/compare/latest", "", "*", "a.test", ""},
+		{"GET", "/ui/skills/k8s-deploy/1.0.0/compare/1.0.0", "", "", "a.test", ""},
 	} {
 		f.Add(seed[0], seed[1], seed[2], seed[3], seed[4], seed[5])
 	}

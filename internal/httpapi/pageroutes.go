@@ -124,6 +124,51 @@ func (s *Server) handleItemPage(agents bool) http.HandlerFunc {
 	}
 }
 
+// handleFilePage answers the view of one file of a skill's version.
+func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
+	snap, base := s.pageSource(w, r)
+	if snap == nil {
+		return
+	}
+	name, ok1 := param(r, "name")
+	version, ok2 := param(r, "version")
+	file, ok3 := param(r, "*")
+	f := viewOf(r, snap.Feed())
+	var doc *feed.Document
+	ok := false
+	if ok1 && ok2 && ok3 {
+		doc, ok = s.pages.File(f, snap.Store, base, name, version, file)
+	}
+	if !ok {
+		s.failPage(w, r, f, fmt.Errorf("%w: skill %q version %q has no file %q", errNotFound, name, orLatest(version), file))
+		return
+	}
+	s.servePage(w, r, doc)
+}
+
+// handleComparePage answers what changed from {other} to {version} of a
+// skill.
+func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
+	snap, base := s.pageSource(w, r)
+	if snap == nil {
+		return
+	}
+	name, ok1 := param(r, "name")
+	version, ok2 := param(r, "version")
+	other, ok3 := param(r, "other")
+	f := viewOf(r, snap.Feed())
+	var doc *feed.Document
+	ok := false
+	if ok1 && ok2 && ok3 {
+		doc, ok = s.pages.Compare(f, snap.Store, base, name, version, other)
+	}
+	if !ok {
+		s.failPage(w, r, f, fmt.Errorf("%w: skill %q has no versions %q and %q", errNotFound, name, orLatest(version), orLatest(other)))
+		return
+	}
+	s.servePage(w, r, doc)
+}
+
 func orLatest(v string) string {
 	if v == "" {
 		return "latest"
@@ -158,11 +203,31 @@ func (s *Server) failPage(w http.ResponseWriter, r *http.Request, f *feed.Feed, 
 	_, _ = w.Write(s.pages.NotFound(f, err.Error()))
 }
 
+// failUnauthorizedPage answers a browser on a private feed without a
+// token: a 401 page that says how to open the feed with one. It names
+// the server, never an item.
+func (s *Server) failUnauthorizedPage(w http.ResponseWriter, r *http.Request, f *feed.Feed) {
+	base, err := s.documentBase(r)
+	if err != nil {
+		base.URL = "" // a bad Host: the page names the path alone
+	}
+	h := w.Header()
+	setPageSecurity(h)
+	h.Set("Content-Type", page.ContentType)
+	h.Set("Cache-Control", "no-store")
+	h.Add("Vary", "Accept")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write(s.pages.Unauthorized(f, base.URL))
+}
+
 // handleAsset serves an embedded file the pages load. Its URL names its
 // digest, so it may be cached forever.
 func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
 	file, _ := param(r, "file")
 	body, ct, digest, ok := page.Asset(file)
+	if snap := s.cat.Current(); !ok && snap != nil {
+		body, ct, digest, ok = page.Logo(snap.Feed().Server(), file)
+	}
 	if !ok {
 		s.fail(w, r, fmt.Errorf("%w: no asset %q", errNotFound, file))
 		return
@@ -172,6 +237,9 @@ func (s *Server) handleAsset(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", cacheImmutable)
 	h.Set("ETag", digest.ETag())
 	h.Set("X-Content-Type-Options", "nosniff")
+	// An SVG opened on its own is a document that could run script; the
+	// pages load it as an image, where none runs.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; sandbox")
 	s.serveBytes(w, r, body)
 }
 

@@ -65,6 +65,9 @@ var goldenPages = []struct{ file, path string }{
 	{"page-skill-version.html", "/ui/skills/k8s-deploy/1.0.0"},
 	{"page-skill-md.html", "/ui/skills/release-notes"},
 	{"page-subagent.html", "/ui/subagents/technical-support-diagnostician"},
+	{"page-file.html", "/ui/skills/k8s-deploy/1.2.0/files/scripts/deploy.sh"},
+	{"page-file-binary.html", "/ui/skills/k8s-deploy/1.2.0/files/assets/logo.png"},
+	{"page-compare.html", "/ui/skills/k8s-deploy/1.2.0/compare/1.0.0"},
 }
 
 func TestPagesGolden(t *testing.T) {
@@ -192,7 +195,7 @@ func TestPagesPerHost(t *testing.T) {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
 		body := rec.Body.String()
-		if rec.Code != 200 || !strings.Contains(body, "npx skills add http://"+host+"/skill/k8s-deploy") ||
+		if rec.Code != 200 || !strings.Contains(body, "npx -y -p node@22 -p skills@1.7.4 -- skills add http://"+host+"/skill/k8s-deploy") ||
 			!regexp.MustCompile(`href="http://`+regexp.QuoteMeta(host)+`/api/v1/blobs/sha256/[0-9a-f]{64}/archive.zip"`).MatchString(body) {
 			t.Errorf("Host %s: %d, install lines and file links do not name it:\n%s", host, rec.Code, body)
 		}
@@ -249,8 +252,8 @@ func TestPagesTokenPrefix(t *testing.T) {
 		sk := do(t, s, "GET", prefix+"/ui/skills/k8s-deploy", "Accept", browserAccept)
 		checkPrefixed(t, prefix, sk.body)
 		for _, line := range []string{
-			"DISABLE_TELEMETRY=1 npx skills add " + testBase + prefix + "/skill/k8s-deploy",
-			"DISABLE_TELEMETRY=1 npx skills add " + testBase + prefix + "<",
+			"DISABLE_TELEMETRY=1 npx -y -p node@22 -p skills@1.7.4 -- skills add " + testBase + prefix + "/skill/k8s-deploy",
+			"DISABLE_TELEMETRY=1 npx -y -p node@22 -p skills@1.7.4 -- skills add " + testBase + prefix + "<",
 			"&#39;" + testBase + prefix + "/api/v1/blobs/sha256/",
 			`&#34;Url&#34;: &#34;` + testBase + `&#34;, &#34;ApiKey&#34;: &#34;` + tc.secret + `&#34;`,
 		} {

@@ -73,6 +73,8 @@ func (s *Server) registerRoutes(r chi.Router) {
 	// browser), their assets and the admin's view of the scan's problems.
 	routeGet(r, feed.PathUISkill, s.handleItemPage(false))
 	routeGet(r, feed.PathUISkillVersion, s.handleItemPage(false))
+	routeGet(r, feed.PathUISkillFile, s.handleFilePage)
+	routeGet(r, feed.PathUISkillCompare, s.handleComparePage)
 	routeGet(r, feed.PathUIAgent, s.handleItemPage(true))
 	routeGet(r, feed.PathUIAgentVersion, s.handleItemPage(true))
 	routeGet(r, feed.PathUIAsset, s.handleAsset)
@@ -142,7 +144,7 @@ func (s *Server) wholeTreeOnly(h http.HandlerFunc) http.HandlerFunc {
 // NewServer returns a Server reading snapshots from cat.
 func NewServer(cat Snapshots, opts Options, log *slog.Logger) *Server {
 	s := &Server{cat: cat, opts: opts, log: log,
-		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil}),
+		pages: page.New(page.Options{PageSize: opts.CataloguePageSize, Private: opts.ReadTokens != nil, MaxViewBytes: int64(opts.CatalogueViewMaxBytes)}),
 		bytes: transport.Bytes{MaxRanges: opts.MaxRanges, Error: serveContentError}}
 	s.mcp = mcpapi.New(opts.MCP, s.mcpReader)
 	layer := transport.NewLayer(transport.LayerOptions{Log: log, Lines: opts.RequestLog, Observer: opts.Observer,

@@ -90,6 +90,9 @@ type Options struct {
 	// CataloguePageSize is how many items one page of the HTML catalogue
 	// lists; 0: one page lists all.
 	CataloguePageSize int
+	// CatalogueViewMaxBytes is the largest file the HTML catalogue's file
+	// view shows and its version comparison diffs; 0: no bound.
+	CatalogueViewMaxBytes int
 	// MaxSearchResults caps take of a search and limit of find: larger
 	// values are taken as it. MaxUpdateChecks bounds the items of one
 	// check-updates request, MaxBodyBytes its body (both 400 beyond).
@@ -109,7 +112,7 @@ type Observer interface {
 	transport.Observer
 	ObservePanic()
 	// ObserveRefusal counts a request refused for its read token;
-	// reason is "missing" or "unknown".
+	// reason is "missing", "probe", "unknown" or "throttled".
 	ObserveRefusal(reason string)
 }
 

@@ -335,7 +335,9 @@ func (m *Metrics) ObserveMCP(method, result string) {
 
 // Reasons a read token is refused: the label set of
 // skillserver_http_auth_refusals_total, fixed so clients cannot grow it.
-var refusalReasons = []string{"missing", "unknown", "throttled"}
+// "probe" is a tokenless look at a discovery index at the host's root,
+// which the skills CLI sends beside every path-token install.
+var refusalReasons = []string{"missing", "probe", "unknown", "throttled"}
 
 // ObserveRefusal records a request refused for its read token; reason
 // is one of refusalReasons, anything else counts as "unknown".

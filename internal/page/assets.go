@@ -67,6 +67,29 @@ func Asset(file string) (body []byte, contentType string, digest content.Digest,
 	return a.body, a.contentType, a.digest, true
 }
 
+// logoHref is the root-relative URL of the server's logo (server_logo),
+// named by its digest as the embedded assets are; "" for none.
+func logoHref(info feed.ServerInfo) string {
+	if len(info.Logo) == 0 {
+		return ""
+	}
+	ext := "svg"
+	if info.LogoType == "image/png" {
+		ext = "png"
+	}
+	return feed.Href(feed.PathUIAsset, "logo."+content.Sum(info.Logo).Hex()[:16]+"."+ext)
+}
+
+// Logo returns the server's logo when file is the last segment of its
+// URL (logoHref).
+func Logo(info feed.ServerInfo, file string) (body []byte, contentType string, digest content.Digest, ok bool) {
+	href := logoHref(info)
+	if href == "" || href[strings.LastIndexByte(href, '/')+1:] != file {
+		return nil, "", "", false
+	}
+	return info.Logo, info.LogoType, content.Sum(info.Logo), true
+}
+
 // AssetHrefs lists the root-relative URLs of the embedded assets.
 func AssetHrefs() []string { return []string{assets.script.href, assets.icon.href} }
 
@@ -84,7 +107,8 @@ func mustRead(name string) string {
 // SecurityPolicy is the Content-Security-Policy of every page: nothing
 // loads but the page's own script, this origin's images and the inline
 // style sheet (by its hash); no inline script, no plugin, no frame, no
-// form to elsewhere, and no base element can move relative URLs.
+// form to elsewhere, and no base element can move relative URLs. The
+// script may read this origin (a skill's live fetch count).
 //
 // script-src names the embedded script by its hash, not 'self': 'self'
 // would run any script this origin serves, and a skill's .js resource is
@@ -98,8 +122,15 @@ func mustRead(name string) string {
 // for every host, which an exact URL (a host-source with the asset's
 // path) would not be. A browser that does not match hashes to external
 // scripts runs none, and the pages work without it.
-var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; " +
+var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// metaPolicy is SecurityPolicy as every page also carries it in a meta
+// element, for a static host that sends no header (a bucket, GitHub
+// Pages): frame-ancestors is the one directive a meta element cannot
+// carry (browsers ignore it there, with a warning), so it is left out;
+// the header keeps it where there is one.
+var metaPolicy = strings.TrimSuffix(SecurityPolicy, "; frame-ancestors 'none'")
 
 // sriHash is the sha256 hash-source of b, as CSP and subresource
 // integrity write it.

@@ -3,7 +3,8 @@
 // and the operator's view of a scan's problems, rendered on the server
 // with html/template from a *feed.Feed (one reader's view), and the
 // embedded assets those pages load. Markdown from a skill is rendered
-// with goldmark and sanitised with bluemonday (markdown.go).
+// with goldmark and sanitised with bluemonday (markdown.go); diffs are
+// go-udiff's.
 //
 // Pages are cached like documents, once per snapshot and view
 // (feed.Feed.Page); a page that depends on a search or filter is made
@@ -17,12 +18,9 @@ import (
 	_ "embed"
 	"fmt"
 	"html/template"
-	"math"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/feed"
@@ -49,6 +47,9 @@ type Options struct {
 	// the skills CLI's telemetry off, which would report the feed's URLs,
 	// path tokens included, to the CLI's vendor.
 	Private bool
+	// MaxViewBytes is the largest file the file view shows and the
+	// version comparison diffs; 0: no bound.
+	MaxViewBytes int64
 }
 
 // Renderer renders the pages of any view.
@@ -73,16 +74,23 @@ type site struct {
 	Prefix                     string // every root-relative href starts with it
 	CSS                        template.CSS
 	Icon, Script               string
+	Logo                       string // server_logo's href; "" for none
 	ScriptIntegrity            string // the script's hash, which SecurityPolicy allows
+	Policy                     string // SecurityPolicy as a page's meta element may carry it
 	IndexHref, APIHref         string
 	OpenAPIHref                string
 }
 
 func siteOf(f *feed.Feed) site {
 	info := f.Server()
-	return site{Name: orDefault(info.Name, "skillserver"), Description: info.Description, Version: orDefault(info.Version, "dev"),
+	s := site{Name: orDefault(info.Name, "skillserver"), Description: info.Description, Version: orDefault(info.Version, "dev"),
 		Prefix: f.Prefix(), CSS: template.CSS(styleCSS), Icon: assets.icon.href, Script: assets.script.href, ScriptIntegrity: assets.script.integrity,
-		IndexHref: feed.DocKey{Kind: feed.DocRFCIndex}.Path(), APIHref: feed.PathSkillSearch, OpenAPIHref: feed.PathOpenAPI}
+		IndexHref: feed.DocKey{Kind: feed.DocRFCIndex}.Path(), APIHref: feed.PathSkillSearch, OpenAPIHref: feed.PathOpenAPI,
+		Logo: logoHref(info), Policy: metaPolicy}
+	if f.IsStatic() {
+		s.APIHref = "" // an export holds no read API
+	}
+	return s
 }
 
 func orDefault(s, def string) string {
@@ -121,8 +129,8 @@ type Query struct {
 func (q Query) filtered() bool { return q.Text != "" || q.Tag != "" || q.Kind != "" }
 
 type entry struct {
-	Name, Kind, Href, Description, Version string
-	Tags                                   []tagLink
+	Name, Kind, KindParam, Href, Description, Version string
+	Tags                                              []tagLink
 }
 
 type tagLink struct{ Name, Href string }
@@ -136,6 +144,9 @@ type catalogueData struct {
 	Total, N, Pages  int
 	Prev, Next       string
 	Install          *installLine
+	// Filter is, on an export's catalogue (no server to search), the
+	// JSON the page's script filters the list with: the RFC index.
+	Filter string
 }
 
 // Catalogue returns the page of the catalogue q asks for, in the view f,
@@ -196,6 +207,9 @@ func (p *Renderer) catalogue(f *feed.Feed, base string, q Query, items []hit) []
 	if len(f.Skills) > 0 {
 		d.Install = &installLine{Label: "every skill of this feed", Line: p.skillsCLI(base + f.Prefix())}
 	}
+	if f.IsStatic() {
+		d.Filter = f.Prefix() + feed.DocKey{Kind: feed.DocRFCIndex}.Path()
+	}
 	return p.execute(kindCatalogue, d)
 }
 
@@ -228,7 +242,11 @@ func (p *Renderer) entries(f *feed.Feed, q Query) []hit {
 // entry is how the catalogue shows h; only the items of the page shown
 // are made into entries.
 func (h hit) entry(prefix string) entry {
-	return entry{Name: h.Name, Kind: h.kind, Href: prefix + feed.Href(h.pattern, h.Name), Description: h.Description,
+	kindParam := item.KindSkill.String()
+	if h.pattern == feed.PathUIAgent {
+		kindParam = item.KindSubagent.String()
+	}
+	return entry{Name: h.Name, Kind: h.kind, KindParam: kindParam, Href: prefix + feed.Href(h.pattern, h.Name), Description: h.Description,
 		Version: h.LatestVersion, Tags: tagLinks(prefix, h.Tags)}
 }
 
@@ -259,179 +277,6 @@ func catalogueHref(prefix string, q Query, n int) string {
 		return prefix + feed.PathRoot
 	}
 	return prefix + feed.PathRoot + "?" + v.Encode()
-}
-
-// Item pages
-
-type fileRow struct {
-	Path, URL, Human, Short string
-	Size                    int64
-}
-
-type versionRow struct {
-	Version, Href, Published, Type string
-	Latest, Current                bool
-}
-
-type itemData struct {
-	Site                        site
-	Title, Kind                 string
-	Name, Description           string
-	Tags                        []tagLink
-	Version, Latest, LatestHref string
-	IsLatest                    bool
-	Published, Digest           string
-	Subagent                    *tagLink
-	Install                     []installLine
-	Files                       []fileRow
-	Versions                    []versionRow
-	DocFile                     string
-	Body                        template.HTML
-}
-
-// Skill returns the page of version (or of the latest, for "" or
-// "latest") of the skill name in the view f; ok is false when the view
-// has no such skill or version.
-func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, version string) (*feed.Document, bool) {
-	sk, ok := f.Skill(name)
-	if !ok {
-		return nil, false
-	}
-	v, ok := pick(sk, version)
-	if !ok {
-		return nil, false
-	}
-	return f.Page(base, feed.PageKey{Kind: item.KindSkill.String(), Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
-		md, _ := blobs.Get(v.SkillMD)
-		d := itemPage(f, sk, v, feed.PathUISkillVersion, func(v *item.SkillVersion) string { return string(v.Type) }, f.SkillPublished)
-		d.Kind, d.DocFile = "skill", skill.FileName
-		feedURL := base + f.Prefix()
-		d.Install = []installLine{
-			{Label: "This skill, with the skills CLI (its one-skill feed)", Line: p.skillsCLI(feedURL + feed.ScopedFeedHref(name))},
-			{Label: "Every skill of this feed, with the skills CLI", Line: p.skillsCLI(feedURL)},
-			p.netclaw(f, base),
-		}
-		if v.Type == item.TypeArchive {
-			zip, _ := blobs.Get(v.Archive)
-			d.Files = append(d.Files, newFileRow(feed.ArchiveFile, feed.ArtifactURL(feedURL, v), v.Archive, int64(len(zip))))
-			d.Files = append(d.Files, newFileRow(skill.FileName, feed.SkillMDURL(feedURL, v), v.SkillMD, int64(len(md))))
-			d.Install = append(d.Install, installLine{Label: "The archive of " + v.Version + ", with curl",
-				Line: curl(v.Name+"-"+v.Version+".zip", feed.ArtifactURL(feedURL, v))})
-		} else {
-			d.Files = append(d.Files, newFileRow(skill.FileName, feed.ArtifactURL(feedURL, v), v.SkillMD, int64(len(md))))
-			d.Install = append(d.Install, installLine{Label: "The " + skill.FileName + " of " + v.Version + ", with curl",
-				Line: curl(skill.FileName, feed.ArtifactURL(feedURL, v))})
-		}
-		for _, r := range v.Resources {
-			d.Files = append(d.Files, newFileRow(r.Path, feed.ResourceURL(feedURL, r), r.Digest, r.Size))
-		}
-		if v.Subagent != "" {
-			if _, ok := f.Agent(v.Subagent); ok {
-				d.Subagent = &tagLink{Name: v.Subagent, Href: f.Prefix() + feed.Href(feed.PathUIAgent, v.Subagent)}
-			}
-		}
-		resolve := func(dest string) (string, bool) {
-			if r, ok := v.Resource(dest); ok {
-				return feed.ResourceURL(feedURL, *r), true
-			}
-			return "", false
-		}
-		d.Body = renderMarkdown(skill.Body(md), resolve)
-		return p.execute("item", d), true
-	})
-}
-
-// Agent returns the page of version (or of the latest) of the sub-agent
-// name in the view f.
-func (p *Renderer) Agent(f *feed.Feed, blobs Blobs, base feed.Base, name, version string) (*feed.Document, bool) {
-	a, ok := f.Agent(name)
-	if !ok {
-		return nil, false
-	}
-	v, ok := pick(a, version)
-	if !ok {
-		return nil, false
-	}
-	return f.Page(base, feed.PageKey{Kind: item.KindSubagent.String(), Name: name, Version: v.Version}, func(base string) ([]byte, bool) {
-		md, _ := blobs.Get(v.Digest)
-		d := itemPage(f, a, v, feed.PathUIAgentVersion, func(*item.AgentVersion) string { return feed.AgentArtifactType }, f.AgentPublished)
-		d.Kind, d.DocFile = "sub-agent", feed.AgentFile
-		feedURL := base + f.Prefix()
-		d.Files = []fileRow{newFileRow(feed.AgentFile, feed.AgentURL(feedURL, v), v.Digest, int64(len(md)))}
-		d.Install = []installLine{p.netclaw(f, base),
-			{Label: "The " + feed.AgentFile + " of " + v.Version + ", with curl", Line: curl(v.Name+".md", feed.AgentURL(feedURL, v))}}
-		d.Body = renderMarkdown(skill.Body(md), func(string) (string, bool) { return "", false })
-		return p.execute("item", d), true
-	})
-}
-
-// pick resolves a version string of it: "" and "latest" are the latest.
-func pick[V item.Version](it *item.Item[V], version string) (V, bool) {
-	if version == "" || version == item.LatestAlias {
-		return it.Latest, true
-	}
-	return it.Version(version)
-}
-
-// itemPage fills what skill and sub-agent pages share; versionPattern
-// is the path of a version's page, typ names a version's artifact type.
-func itemPage[V item.Version](f *feed.Feed, it *item.Item[V], v V, versionPattern string, typ func(V) string, publishedAt func(*item.VersionInfo) time.Time) itemData {
-	info, latest := v.Info(), it.Latest.Info()
-	d := itemData{Site: siteOf(f), Title: it.Name + " · " + siteOf(f).Name, Name: it.Name, Description: info.Description,
-		Tags: tagLinks(f.Prefix(), info.List("tags")), Version: info.Version, Latest: latest.Version,
-		LatestHref: f.Prefix() + feed.Href(versionPattern, it.Name, latest.Version), IsLatest: info == latest,
-		Published: published(publishedAt(info)), Digest: v.ArtifactDigest().String()}
-	for _, ov := range it.Versions {
-		oi := ov.Info()
-		d.Versions = append(d.Versions, versionRow{Version: oi.Version, Href: f.Prefix() + feed.Href(versionPattern, it.Name, oi.Version),
-			Published: published(publishedAt(oi)), Type: typ(ov), Latest: oi == latest, Current: oi == info})
-	}
-	return d
-}
-
-func published(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
-func newFileRow(path, u string, d content.Digest, size int64) fileRow {
-	return fileRow{Path: path, URL: u, Size: size, Human: humanSize(size), Short: d.String()[:len("sha256:")+12] + "…"}
-}
-
-// humanSize writes n bytes for people: 512 B, 1.5 KiB, 2.0 MiB.
-func humanSize(n int64) string {
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	exp := min(int(math.Log(float64(n))/math.Log(1024)), 3)
-	return strconv.FormatFloat(float64(n)/math.Pow(1024, float64(exp)), 'f', 1, 64) + " " + [...]string{"", "KiB", "MiB", "GiB"}[exp]
-}
-
-// skillsCLI is the skills CLI's line that installs from the feed at u.
-func (p *Renderer) skillsCLI(u string) string {
-	line := "npx skills add " + u
-	if p.opts.Private {
-		line = "DISABLE_TELEMETRY=1 " + line
-	}
-	return line
-}
-
-// curl is the curl line that saves u as file.
-func curl(file, u string) string {
-	return "curl -fL -o " + file + " '" + u + "'"
-}
-
-// netclaw is the feed entry for netclaw's settings (SkillFeeds.Feeds):
-// the server's base URL, never a path token (netclaw reads the sub-agent
-// tree at the host's root), with the token as the feed's key.
-func (p *Renderer) netclaw(f *feed.Feed, base string) installLine {
-	name := orDefault(f.Server().Name, "skillserver")
-	key := ""
-	switch {
-	case strings.HasPrefix(f.Prefix(), feed.PathTokenPrefix):
-		key = `, "ApiKey": "` + strings.TrimPrefix(f.Prefix(), feed.PathTokenPrefix) + `"`
-	case p.opts.Private:
-		key = `, "ApiKey": "<your read token>"`
-	}
-	return installLine{Label: "Every skill and sub-agent of this feed, in netclaw's settings",
-		Line: "{\n  \"SkillFeeds\": {\n    \"Feeds\": [\n      { \"Name\": \"" + name + "\", \"Url\": \"" + base + "\"" + key + " }\n    ]\n  }\n}"}
 }
 
 // Problems
@@ -465,4 +310,17 @@ func (p *Renderer) NotFound(f *feed.Feed, message string) []byte {
 		Site           site
 		Title, Message string
 	}{siteOf(f), "Not found · " + siteOf(f).Name, message})
+}
+
+// Unauthorized is the page of a private feed for a reader without a read
+// token: how to open it with one (the /t/<token>/ address under base, a
+// URL or ""). It names the server, never an item.
+func (p *Renderer) Unauthorized(f *feed.Feed, base string) []byte {
+	s := siteOf(f)
+	s.Prefix = ""
+	return p.execute("unauthorized", struct {
+		Site        site
+		Title, Base string
+		TokenPrefix string
+	}{s, "Sign-in needed · " + s.Name, base, feed.PathTokenPrefix})
 }
