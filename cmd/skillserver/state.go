@@ -67,6 +67,7 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 		}
 		return state{}, fmt.Errorf("state_dir %s: %w (make it writable, give each process its own, or set state_dir to \"\" to hold the bytes in memory)", path, err)
 	}
+	dir.SetHotBytes(cfg.BlobCacheBytes)
 	st := state{blobs: dir}
 	listed := time.Since(start)
 	stamp, err := scan.CacheStamp(src.Limits)

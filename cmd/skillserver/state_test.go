@@ -79,7 +79,8 @@ func archiveOf(t *testing.T, ts *testServer) (url, digest string) {
 func TestRestartServesFromTheStateDir(t *testing.T) {
 	skills, agents := stateTree(t)
 	state := filepath.Join(t.TempDir(), "state")
-	args := []string{"--skills", skills, "--agents", agents, "--state-dir", state, "--watch=false"}
+	// No hot cache: every request opens the blob's file, as large ones do.
+	args := []string{"--skills", skills, "--agents", agents, "--state-dir", state, "--watch=false", "--blob-cache-max-bytes", "0"}
 	env := map[string]string{"SKILLSERVER_ADMIN_TOKEN": adminToken}
 	first := startServerEnv(t, env, args...)
 	url, digest := archiveOf(t, first)

@@ -30,7 +30,9 @@ type Config struct {
 	Skills string `mapstructure:"skills"`
 	// StateDir is state_dir: StateDirAuto, "" (memory) or a folder.
 	StateDir string `mapstructure:"state_dir"`
-	Agents string `mapstructure:"agents"`
+	// BlobCacheBytes is blob_cache_max_bytes.
+	BlobCacheBytes int64  `mapstructure:"blob_cache_max_bytes"`
+	Agents         string `mapstructure:"agents"`
 	// SkillsExplicit and AgentsExplicit are true when the directory was
 	// configured rather than defaulted: a missing explicit directory is an
 	// error, a missing default one means "no items of that kind".

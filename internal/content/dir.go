@@ -43,6 +43,7 @@ type Dir struct {
 	tmpSeq atomic.Int64 // names of temporary files
 
 	verifying singleflight.Group // by digest, size and time
+	hot       *hotBlobs          // nil: none kept (SetHotBytes)
 
 	faults [faultKinds]atomic.Int64
 	// writing is false after a write failed, until one succeeds: the
@@ -363,6 +364,7 @@ func (d *Dir) lost(dg Digest, path string, err error) {
 }
 
 func (d *Dir) corrupt(dg Digest, path string) {
+	d.hot.forget(dg)
 	d.mu.Lock()
 	delete(d.present, dg)
 	d.mu.Unlock()
@@ -387,6 +389,7 @@ func (d *Dir) Sweep(keep func(Digest) bool) (int, error) {
 	d.mu.Unlock()
 	var errs []error
 	for _, dg := range gone {
+		d.hot.forget(dg)
 		if err := os.Remove(d.file(dg)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

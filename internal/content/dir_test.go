@@ -263,3 +263,39 @@ func mustBlob(t *testing.T, s *Store, d Digest) Blob {
 	}
 	return b
 }
+
+// TestSmallBlobsAreKeptHot: a small blob is served from memory once read,
+// within the bound, the least recently used going first; a large one
+// never is; a swept one is forgotten.
+func TestSmallBlobsAreKeptHot(t *testing.T) {
+	d, _ := openDir(t, t.TempDir())
+	d.SetHotBytes(64)
+	put := func(s string) Digest {
+		dg := Sum([]byte(s))
+		if err := d.Write(dg, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		return dg
+	}
+	a, b := put("aaaa"), put("bbbb")
+	big := put("this one is longer than a sixteenth")
+	if _, ok, _ := d.Small(big, 36); ok {
+		t.Error("a blob over a sixteenth of the bound was kept")
+	}
+	if got, ok, err := d.Small(a, 4); !ok || err != nil || string(got) != "aaaa" {
+		t.Fatalf("Small(a): %q %v %v", got, ok, err)
+	}
+	// Served from memory now, even with the file gone.
+	os.Remove(filepath.Join(d.Path(), "blobs", "sha256", a.Hex()[:2], a.Hex()))
+	if got, ok, err := d.Small(a, 4); !ok || err != nil || string(got) != "aaaa" {
+		t.Errorf("a kept blob was read again: %q %v %v", got, ok, err)
+	}
+	d.Sweep(func(x Digest) bool { return x != b })
+	if _, ok, err := d.Small(b, 4); !ok || err == nil {
+		t.Errorf("a swept blob was served: %v %v", ok, err)
+	}
+	d.SetHotBytes(0)
+	if _, ok, _ := d.Small(a, 4); ok {
+		t.Error("with no hot cache a blob was kept")
+	}
+}

@@ -210,6 +210,16 @@ func (b Blob) Open() (io.ReadSeekCloser, error) {
 	return f, nil
 }
 
+// Small returns the bytes of a blob kept in a file when it is small
+// enough for the Dir's hot cache (Dir.Small); ok is false otherwise, and
+// for a blob in memory (InMemory has its bytes).
+func (b Blob) Small() (data []byte, ok bool, err error) {
+	if b.data != nil || b.dir == nil {
+		return nil, false, nil
+	}
+	return b.dir.Small(b.digest, b.size)
+}
+
 // OpenFile is Open for a blob kept in a file: the *os.File itself, which
 // net/http can send with sendfile. ok is false for a blob in memory.
 func (b Blob) OpenFile() (f *os.File, ok bool, err error) {

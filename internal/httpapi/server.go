@@ -155,12 +155,21 @@ func (s *Server) serveBytes(w http.ResponseWriter, r *http.Request, b []byte) {
 	s.bytes.Serve(w, r, b)
 }
 
-// serveBlob answers with the blob b: from memory, or from its file in the
-// state directory (sent by the kernel where it can: transport.Bytes.File).
+// serveBlob answers with the blob b: from memory, from the state
+// directory's hot cache of small blobs, or from its file there (sent by
+// the kernel where it can: transport.Bytes.File).
 // A blob whose file is gone or fails verification answers 500 (the state
 // directory reported the fault) and false.
 func (s *Server) serveBlob(w http.ResponseWriter, r *http.Request, b content.Blob) bool {
 	if data, ok := b.InMemory(); ok {
+		s.bytes.Serve(w, r, data)
+		return true
+	}
+	if data, ok, err := b.Small(); ok {
+		if err != nil {
+			s.fail(w, r, fmt.Errorf("blob %s cannot be served from the state directory: %w", b.Digest(), err))
+			return false
+		}
 		s.bytes.Serve(w, r, data)
 		return true
 	}
