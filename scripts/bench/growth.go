@@ -34,11 +34,11 @@ type growthRow struct {
 	rescan, rescanReload time.Duration
 	// stat is find's time to print every file's size, time and inode:
 	// the floor of a restart, which must stat every file.
-	stat              time.Duration
-	restart           time.Duration
-	restartRSS        int64
-	restartFilesRead  int
-	restartZipsBuilt  int
+	stat             time.Duration
+	restart          time.Duration
+	restartRSS       int64
+	restartFilesRead int
+	restartZipsBuilt int
 }
 
 func runGrowth(ctx context.Context, args []string) error {
