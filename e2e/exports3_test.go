@@ -30,6 +30,7 @@ import (
 	"github.com/skillserver/skillserver/internal/export/targettest"
 	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/page"
 )
 
 // versitygwModule is the S3 server the bucket test runs: an Apache-2.0 S3
@@ -154,7 +155,8 @@ func writesAndReads(t *testing.T, what string, reqs []s3Request, written, read [
 // each object with the Content-Type, Content-Disposition and
 // Cache-Control of its kind of file (TestExportEqualsServe compares the
 // types with serve's; export.ArtifactType stores a skill's HTML, SVG and
-// XML as text to download) and no Content-Encoding.
+// XML as text to download, while the catalogue's own pages and assets
+// keep their types) and no Content-Encoding.
 func checkBucket(t *testing.T, b *blob.Bucket, want map[string][]byte) {
 	t.Helper()
 	keys := exportedKeys(t, b)
@@ -178,6 +180,12 @@ func checkBucket(t *testing.T, b *blob.Bucket, want map[string][]byte) {
 			wantCT = feed.DocAICatalog.ContentType()
 		case key == "openapi.yaml":
 			wantCT = feed.OpenAPIContentType
+		case key == export.HeadersFile:
+			wantCT = export.HeadersContentType
+		case strings.HasPrefix(key, "ui/assets/"): // the catalogue's own script and icon, named by their bytes
+			wantCC, wantCT = feed.CacheImmutable, feed.ContentType(key)
+		case key == "index.html" || strings.HasPrefix(key, "ui/") && strings.HasSuffix(key, "/index.html"):
+			wantCT = page.ContentType // the catalogue's pages, rendered as serve renders them
 		case !strings.HasSuffix(key, ".json"):
 			wantCT, wantCD = export.ArtifactType(feed.ContentType(key))
 		}
