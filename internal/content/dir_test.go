@@ -299,3 +299,32 @@ func TestSmallBlobsAreKeptHot(t *testing.T) {
 		t.Error("with no hot cache a blob was kept")
 	}
 }
+
+// TestStoreGetUsesTheHotCache: the pages, MCP and ClawHub read small
+// files whole through Store.Get; once read, a small blob comes from the
+// hot cache (even with its file gone), a large one from its file.
+func TestStoreGetUsesTheHotCache(t *testing.T) {
+	d, _ := openDir(t, t.TempDir())
+	d.SetHotBytes(1 << 10)
+	small, large := []byte("small"), bytes.Repeat([]byte("l"), 1<<10)
+	b := NewBuilder(d)
+	for _, data := range [][]byte{small, large} {
+		b.PutDigested(Sum(data), data)
+	}
+	s := b.Store()
+	for _, data := range [][]byte{small, large} {
+		if got, ok := s.Get(Sum(data)); !ok || !bytes.Equal(got, data) {
+			t.Fatalf("Get of %d bytes: %d bytes (%v)", len(data), len(got), ok)
+		}
+		hex := Sum(data).Hex()
+		if err := os.Remove(filepath.Join(d.Path(), "blobs", "sha256", hex[:2], hex)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, ok := s.Get(Sum(small)); !ok || !bytes.Equal(got, small) {
+		t.Errorf("the small blob was read from its file again: %q (%v)", got, ok)
+	}
+	if _, ok := s.Get(Sum(large)); ok {
+		t.Error("the large blob was kept in memory")
+	}
+}

@@ -188,11 +188,17 @@ func (b Blob) Size() int64 { return b.size }
 // InMemory returns the blob's bytes when it is held in memory.
 func (b Blob) InMemory() ([]byte, bool) { return b.data, b.data != nil }
 
-// Bytes returns the whole blob, read from its file when it is not in
-// memory.
+// Bytes returns the whole blob: its bytes in memory, or from its file,
+// through the Dir's hot cache when the blob is small enough for it (so
+// a page, an MCP read or a ClawHub download of a small file does not
+// read it again per call). The bytes are shared: the caller must not
+// change them.
 func (b Blob) Bytes() ([]byte, error) {
 	if b.data != nil || b.dir == nil {
 		return b.data, nil
+	}
+	if data, ok, err := b.dir.Small(b.digest, b.size); ok {
+		return data, err
 	}
 	return b.dir.Read(b.digest)
 }
