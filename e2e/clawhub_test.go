@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/page"
 )
 
 // The ClawHub read API (docs/http-api.md, "ClawHub read API") driven by
@@ -42,7 +43,7 @@ import (
 //     <workdir>/skills/<slug>/ (raw bytes, a leading BOM kept, modes
 //     dropped: files come out 0644, so only bytes are compared) and adds
 //     <slug>/.clawhub/origin.json and <workdir>/.clawhub/lock.json.
-const clawhubPkg = "clawhub@0.23.3"
+const clawhubPkg = page.ClawhubCLIPackage
 
 // clawScopedSecret is the read token of TestClawHubCLIPrivate that sees
 // code-* only (it holds "secret-0123", which fixture.AssertNoSecret

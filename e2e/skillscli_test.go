@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/page"
 )
 
 // The interop tests drive real clients against the real program. They need
@@ -34,8 +35,9 @@ const (
 	// Node 22 (it needs >= 22.20; the machine's node may be older). npm
 	// prints an EBADENGINE warning while installing because it checks the
 	// engine against the machine's node; the CLI itself runs on node@22.
-	skillsCLINode = "node@22"
-	skillsCLIPkg  = "skills@1.7.4"
+	// The release the pages' install lines name is the one tested.
+	skillsCLINode = page.CLINode
+	skillsCLIPkg  = page.SkillsCLIPackage
 	// interopTimeout bounds one npx run; a cold run downloads Node 22.
 	interopTimeout = 5 * time.Minute
 )

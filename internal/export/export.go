@@ -37,11 +37,6 @@ import (
 	"github.com/skillserver/skillserver/internal/page"
 )
 
-// Blobs gives the bytes of a digest (*content.Store).
-type Blobs interface {
-	Get(d content.Digest) ([]byte, bool)
-}
-
 // Options says what to export.
 type Options struct {
 	// BaseURL is the public URL the export is served at, without a
@@ -99,7 +94,7 @@ var docRanks = map[feed.DocKind]int{
 
 // Files returns every file of the export of f (a snapshot's feed) for
 // opts, sorted in write order, then by key.
-func Files(f *feed.Feed, blobs Blobs, opts Options) ([]File, error) {
+func Files(f *feed.Feed, blobs page.Blobs, opts Options) ([]File, error) {
 	if opts.BaseURL == "" {
 		return nil, errors.New("export needs the base URL it will be served at (base_url)")
 	}

@@ -24,13 +24,21 @@ const (
 	kindCompare = "skill-compare"
 )
 
-// viewable reports whether b is shown as text: valid UTF-8 without NUL
-// bytes, within the size bound (0: no bound).
-func (p *Renderer) viewable(b []byte) bool {
-	if p.opts.MaxViewBytes > 0 && int64(len(b)) > p.opts.MaxViewBytes {
-		return false
+// tooLarge reports whether a file of size bytes is over the bound of
+// what the pages show (0: no bound).
+func (p *Renderer) tooLarge(size int64) bool {
+	return p.opts.MaxViewBytes > 0 && size > p.opts.MaxViewBytes
+}
+
+// text returns the bytes of the file r when the pages show it as text:
+// within the size bound, valid UTF-8 without NUL bytes. A file over the
+// bound is not read.
+func (p *Renderer) text(blobs Blobs, r item.Resource) ([]byte, bool) {
+	if p.tooLarge(r.Size) {
+		return nil, false
 	}
-	return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
+	b, ok := blobs.Get(r.Digest)
+	return b, ok && utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
 }
 
 // codeLine is one numbered line of a file view.
@@ -65,12 +73,11 @@ func (p *Renderer) File(f *feed.Feed, blobs Blobs, base feed.Base, name, version
 		return nil, false
 	}
 	return f.Page(base, feed.PageKey{Kind: kindFile, Name: name, Version: v.Version, Other: path}, func(base string) ([]byte, bool) {
-		b, _ := blobs.Get(r.Digest)
+		b, isText := p.text(blobs, r)
 		feedURL := base + f.Prefix()
 		d := fileData{Site: siteOf(f), Title: path + " · " + name + " " + v.Version + " · " + siteOf(f).Name, Name: name, Version: v.Version, Path: path,
 			ItemHref: f.Prefix() + feed.Href(feed.PathUISkillVersion, name, v.Version), RawURL: rawURL(feedURL, v, r),
-			Size: r.Size, Human: humanSize(r.Size), Digest: r.Digest.String(), Text: p.viewable(b)}
-		d.TooLarge = !d.Text && utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
+			Size: r.Size, Human: humanSize(r.Size), Digest: r.Digest.String(), Text: isText, TooLarge: p.tooLarge(r.Size)}
 		if d.Text {
 			for i, l := range splitLines(string(b)) {
 				d.Lines = append(d.Lines, codeLine{N: i + 1, Text: l})
@@ -145,7 +152,7 @@ func (p *Renderer) Compare(f *feed.Feed, blobs Blobs, base feed.Base, name, to, 
 			ItemHref: f.Prefix() + feed.Href(feed.PathUISkillVersion, name, newV.Version), FromHref: f.Prefix() + feed.Href(feed.PathUISkillVersion, name, oldV.Version)}
 		row := func(v *item.SkillVersion, r item.Resource) fileRow {
 			fr := newFileRow(r.Path, rawURL(feedURL, v, r), r.Digest, r.Size)
-			if b, _ := blobs.Get(r.Digest); p.viewable(b) {
+			if _, ok := p.text(blobs, r); ok {
 				fr.ViewHref = f.Prefix() + feed.Href(feed.PathUISkillFile, name, v.Version, r.Path)
 			}
 			return fr
@@ -183,9 +190,9 @@ func (p *Renderer) Compare(f *feed.Feed, blobs Blobs, base feed.Base, name, to, 
 // changed is the diff of a file both versions hold with other bytes.
 func (p *Renderer) changed(blobs Blobs, oldRow, newRow fileRow, from, to string, o, n item.Resource) changedFile {
 	c := changedFile{Path: n.Path, Old: oldRow, New: newRow}
-	ob, _ := blobs.Get(o.Digest)
-	nb, _ := blobs.Get(n.Digest)
-	if !p.viewable(ob) || !p.viewable(nb) {
+	ob, oldText := p.text(blobs, o)
+	nb, newText := p.text(blobs, n)
+	if !oldText || !newText {
 		c.Note = "Binary or larger than this server shows: compare the downloads."
 		return c
 	}

@@ -12,14 +12,21 @@ import (
 // the reader picks one with a radio button (CSS shows the panel of the
 // checked one, so the choice works without JavaScript).
 
-// skillsCLIPin runs the skills CLI as the README does: a Node and a CLI
-// release we test against, not whatever npx finds first (an unpinned
-// `npx skills` ran skills 1.5.18 on Node 20, which lacks what the feed
-// needs).
-const skillsCLIPin = "npx -y -p node@22 -p skills@1.7.4 -- skills"
+// The npm releases the install lines pin, which are the ones the interop
+// tests run: a Node and a CLI release we test against, not whatever npx
+// finds first (an unpinned `npx skills` ran skills 1.5.18 on Node 20,
+// which lacks what the feed needs).
+const (
+	CLINode           = "node@22"
+	SkillsCLIPackage  = "skills@1.7.4"
+	ClawhubCLIPackage = "clawhub@0.23.3"
+)
 
-// clawhubCLIPin is the clawhub CLI release the interop tests run.
-const clawhubCLIPin = "npx -y -p node@22 -p clawhub@0.23.3 -- clawhub"
+// skillsCLIPin runs the skills CLI as the README does.
+const skillsCLIPin = "npx -y -p " + CLINode + " -p " + SkillsCLIPackage + " -- skills"
+
+// clawhubCLIPin runs the clawhub CLI.
+const clawhubCLIPin = "npx -y -p " + CLINode + " -p " + ClawhubCLIPackage + " -- clawhub"
 
 // client is one tab of the chooser.
 type client struct {

@@ -85,15 +85,12 @@ func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 		feedURL := base + f.Prefix()
 		d.Clients = p.skillClients(f, base, feedURL, v)
 		if v.Type == item.TypeArchive {
-			zip, _ := blobs.Get(v.Archive)
-			d.Files = append(d.Files, newFileRow(feed.ArchiveFile, feed.ArtifactURL(feedURL, v), v.Archive, int64(len(zip))))
+			zip, _ := blobs.Blob(v.Archive)
+			d.Files = append(d.Files, newFileRow(feed.ArchiveFile, feed.ArtifactURL(feedURL, v), v.Archive, zip.Size()))
 		}
 		for _, r := range v.Files() {
-			row := newFileRow(r.Path, feed.ArtifactURL(feedURL, v), r.Digest, r.Size)
-			if r.Path != skill.FileName || v.Type == item.TypeArchive {
-				row.URL = feed.ResourceURL(feedURL, r)
-			}
-			if b, _ := blobs.Get(r.Digest); p.viewable(b) {
+			row := newFileRow(r.Path, rawURL(feedURL, v, r), r.Digest, r.Size)
+			if _, ok := p.text(blobs, r); ok {
 				row.ViewHref = f.Prefix() + feed.Href(feed.PathUISkillFile, name, v.Version, r.Path)
 			}
 			d.Files = append(d.Files, row)

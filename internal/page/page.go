@@ -63,9 +63,10 @@ func New(opts Options) *Renderer {
 	return &Renderer{opts: opts, tmpl: template.Must(template.New("pages").Parse(pagesHTML))}
 }
 
-// Blobs reads the bytes of a digest (*content.Store).
+// Blobs holds the bytes of the snapshot's digests (*content.Store).
 type Blobs interface {
 	Get(d content.Digest) ([]byte, bool)
+	Blob(d content.Digest) (content.Blob, bool)
 }
 
 // site is what every page's frame shows.

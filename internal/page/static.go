@@ -54,7 +54,7 @@ func (p *Renderer) Static(f *feed.Feed, blobs Blobs, base feed.Base) []StaticFil
 			doc, ok := p.Skill(f, blobs, base, sk.Name, v.Version)
 			addPage(feed.Href(feed.PathUISkillVersion, sk.Name, v.Version), doc, ok)
 			for _, r := range v.Files() {
-				if b, _ := blobs.Get(r.Digest); p.viewable(b) {
+				if _, ok := p.text(blobs, r); ok {
 					doc, ok := p.File(f, blobs, base, sk.Name, v.Version, r.Path)
 					addPage(feed.Href(feed.PathUISkillFile, sk.Name, v.Version, r.Path), doc, ok)
 				}
