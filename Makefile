@@ -67,9 +67,14 @@ SCRIPTS := scripts
 # switch on those that need a tool (README.md, "Two commands").
 E2E := -tags e2e
 
+# How long one package's tests may run: the e2e package takes 8-9 minutes
+# under the race detector on 2 cores, close to go test's 10-minute default,
+# past which go test kills it with nothing but a goroutine dump.
+TEST_TIMEOUT := 30m
+
 test: lint ## lint, then every test (the e2e suites too), with the race detector and the real-client interop tests
-	SKILLSERVER_INTEROP=1 $(GO) test $(E2E) -race -count=1 ./...
-	$(GO) test -C $(SCRIPTS) -race -count=1 ./...
+	SKILLSERVER_INTEROP=1 $(GO) test $(E2E) -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(GO) test -C $(SCRIPTS) -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # Tests run on Linux; the binary must also build for these.
 CROSS_GOOS := linux darwin windows
