@@ -319,11 +319,12 @@ func TestWatchPublishesUnderChurn(t *testing.T) {
 }
 
 // TestReloadWatchdogMetrics: the series the stuck-reload alert uses exist
-// from the start, and the first scan counts as a successful reload.
+// from the start, and the first scan counts as a successful reload. (No
+// watch: once one is set up, it verifies the tree, a reload in progress.)
 func TestReloadWatchdogMetrics(t *testing.T) {
 	skills, agents := exampleTree(t)
 	before := time.Now().Unix()
-	ts := startServer(t, "--skills", skills, "--agents", agents)
+	ts := startServer(t, "--skills", skills, "--agents", agents, "--watch=false")
 	_, body := ts.Get(t, "/metrics")
 	for _, want := range []string{"skillserver_reloads_in_progress 0\n", "skillserver_reload_abandoned_total 0\n"} {
 		if !bytes.Contains(body, []byte(want)) {

@@ -225,18 +225,6 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	// Watch before the first scan, so no change between the scan and the
-	// watch is missed.
-	var watcher *reload.Watcher
-	if cfg.Watch && (src.SkillsDir != "" || src.AgentsDir != "") {
-		w, err := reload.NewWatcher(reload.Roots{Skills: src.SkillsDir, Agents: src.AgentsDir}, reload.WatchTiming{Debounce: cfg.WatchDebounce, MaxWait: cfg.WatchMaxWait}, reloader, log)
-		if err != nil {
-			log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err)
-		} else {
-			watcher = w
-			go w.Run(runCtx)
-		}
-	}
 	// The token file is re-read on SIGHUP and when it changes; a bad
 	// reading keeps the tokens in force. A file that reads as it did the
 	// time before is not logged again but on SIGHUP, where the operator
@@ -264,10 +252,9 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		}
 	}
 	// A full rescan trigger also resumes the watch of a root that was gone.
+	var watch lateWatch
 	fullRescan := func() {
-		if watcher != nil {
-			watcher.Rewatch(ctx)
-		}
+		watch.Rewatch(ctx)
 		reloader.Request(nil)
 	}
 	// The first scan is not abandoned at reload_timeout (there is no
@@ -294,6 +281,9 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	debug.FreeOSMemory()
 	go reloader.Run(runCtx)
 	api.SetReady(true)
+	if cfg.Watch && (src.SkillsDir != "" || src.AgentsDir != "") {
+		go watch.start(runCtx, cfg, src, reloader, log)
+	}
 	if ready, ok := ctx.Value(readyKey{}).(func(addr string)); ok {
 		ready(ln.Addr().String())
 	}

@@ -138,7 +138,18 @@ func (c *Catalog) Current() *Snapshot { return c.cur.Load() }
 // for a running reload to return, or to be abandoned: to have its context
 // done, as internal/reload does to a reload that overran its timeout.
 func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
-	return c.reload(ctx, nil)
+	return c.reload(ctx, nil, false)
+}
+
+// Verify rescans everything, as Reload does, but publishes the result
+// only when it publishes something other than the current snapshot
+// (Snapshot.publishesSameAs); else it returns the current snapshot, and
+// nothing is logged or reported. It is the check that follows a file
+// watch set up after the first scan: a change made while the watch was
+// being set up is published, and a tree that did not change is not
+// published again as a new generation.
+func (c *Catalog) Verify(ctx context.Context) (*Snapshot, error) {
+	return c.reload(ctx, nil, true)
 }
 
 // Update rescans only the entries named in changes, reusing the rest of
@@ -148,7 +159,7 @@ func (c *Catalog) Reload(ctx context.Context) (*Snapshot, error) {
 // entry alone. With nothing to rescan it returns the current snapshot
 // and publishes nothing.
 func (c *Catalog) Update(ctx context.Context, changes scan.Changes) (*Snapshot, error) {
-	return c.reload(ctx, &changes)
+	return c.reload(ctx, &changes, false)
 }
 
 // withLinked returns changes plus the entries of prev that are or hold a
@@ -168,7 +179,7 @@ func withLinked(changes scan.Changes, prev *Snapshot) scan.Changes {
 	return scan.Changes{Skills: add(changes.Skills, prev.derived.skills.linked), Agents: add(changes.Agents, prev.derived.agents.linked)}
 }
 
-func (c *Catalog) reload(ctx context.Context, changes *scan.Changes) (*Snapshot, error) {
+func (c *Catalog) reload(ctx context.Context, changes *scan.Changes, verify bool) (*Snapshot, error) {
 	a, err := c.claim(ctx)
 	if err != nil {
 		return nil, err
@@ -191,6 +202,10 @@ func (c *Catalog) reload(ctx context.Context, changes *scan.Changes) (*Snapshot,
 	stop := c.logProgress(progress, start)
 	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, blobs: c.opts.Blobs, docs: c.docs, log: c.log, progress: progress})
 	stop()
+	if verify && err == nil && snap.publishesSameAs(prev) {
+		snap.release()
+		return c.finish(a, ReloadResult{Snapshot: prev}, start, false)
+	}
 	return c.finish(a, ReloadResult{Snapshot: snap, Err: err, Full: changes == nil}, start, true)
 }
 

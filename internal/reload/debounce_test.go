@@ -30,6 +30,9 @@ func (r requestTarget) Reload(context.Context) (*catalog.Snapshot, error) {
 	return &catalog.Snapshot{}, nil
 }
 
+// Verify is not asked for by a watch's event loop.
+func (r requestTarget) Verify(ctx context.Context) (*catalog.Snapshot, error) { return r.Reload(ctx) }
+
 func (r requestTarget) Update(_ context.Context, c scan.Changes) (*catalog.Snapshot, error) {
 	r.got <- request{at: time.Now(), changes: &c}
 	return &catalog.Snapshot{}, nil

@@ -25,8 +25,21 @@ import (
 // is done must not keep a later one waiting (catalog.Catalog does not).
 type Target interface {
 	Reload(ctx context.Context) (*catalog.Snapshot, error)
+	// Verify rescans everything but publishes only what differs from
+	// the current snapshot (catalog.Catalog.Verify).
+	Verify(ctx context.Context) (*catalog.Snapshot, error)
 	Update(ctx context.Context, changes scan.Changes) (*catalog.Snapshot, error)
 }
+
+// scope is how much a pending request rescans; a larger one covers the
+// smaller ones pending with it.
+type scope int
+
+const (
+	scopeChanges scope = iota // the entries named in the changes
+	scopeVerify               // everything, published only if it differs
+	scopeFull                 // everything, published
+)
 
 // Observer is told how reloads fare, for metrics (internal/metrics).
 type Observer interface {
@@ -71,7 +84,7 @@ type Reloader struct {
 	requested  uint64 // tickets handed out
 	taken      uint64 // tickets up to this one are covered by the running or last reload
 	completed  uint64 // every ticket up to this one is covered by a finished reload
-	full       bool   // a pending request wants everything rescanned
+	scope      scope  // what the pending requests want rescanned
 	changes    scan.Changes
 	lastSnap   *catalog.Snapshot
 	lastErr    error
@@ -104,12 +117,24 @@ type Ticket uint64
 // Request asks for a reload. changes names what changed; nil asks for a
 // full rescan. It never blocks.
 func (r *Reloader) Request(changes *scan.Changes) Ticket {
+	if changes == nil {
+		return r.request(scopeFull, nil)
+	}
+	return r.request(scopeChanges, changes)
+}
+
+// Verify asks for a rescan of everything that publishes only what
+// differs from the published snapshot: after a file watch was set up
+// behind the first scan, it catches what changed in between without
+// publishing an unchanged tree again. It never blocks.
+func (r *Reloader) Verify() Ticket { return r.request(scopeVerify, nil) }
+
+func (r *Reloader) request(sc scope, changes *scan.Changes) Ticket {
 	r.mu.Lock()
 	r.requested++
 	t := Ticket(r.requested)
-	if changes == nil {
-		r.full = true
-	} else {
+	r.scope = max(r.scope, sc)
+	if changes != nil {
 		maps.Copy(r.changes.Skills, changes.Skills)
 		maps.Copy(r.changes.Agents, changes.Agents)
 	}
@@ -157,18 +182,18 @@ func (r *Reloader) Run(ctx context.Context) {
 		r.mu.Lock()
 		upTo := r.requested
 		r.taken = upTo
-		full, changes := r.full, r.changes
-		r.full, r.changes = false, emptyChanges()
+		sc, changes := r.scope, r.changes
+		r.scope, r.changes = scopeChanges, emptyChanges()
 		r.mu.Unlock()
 		if upTo == r.completedTicket() {
 			continue
 		}
-		snap, err := r.attempt(ctx, full, changes)
+		snap, err := r.attempt(ctx, sc, changes)
 		r.mu.Lock()
 		if err != nil {
 			// The changes this reload carried are not live; whatever runs
 			// next rescans everything so none is lost.
-			r.full = true
+			r.scope = scopeFull
 		} else {
 			r.succeeded++
 		}
@@ -194,7 +219,7 @@ type outcome struct {
 // attempt runs one reload, and gives up waiting for it after the timeout.
 // The target keeps running an abandoned reload on its own goroutine (a
 // system call cannot be interrupted) until it returns.
-func (r *Reloader) attempt(ctx context.Context, full bool, changes scan.Changes) (*catalog.Snapshot, error) {
+func (r *Reloader) attempt(ctx context.Context, sc scope, changes scan.Changes) (*catalog.Snapshot, error) {
 	r.mu.Lock()
 	blocked := r.inProgress // no reload is awaited now, so every one in progress was abandoned
 	r.mu.Unlock()
@@ -216,9 +241,12 @@ func (r *Reloader) attempt(ctx context.Context, full bool, changes scan.Changes)
 	r.addInProgress(1)
 	go func() {
 		var o outcome
-		if full {
+		switch sc {
+		case scopeFull:
 			o.snap, o.err = r.target.Reload(rctx)
-		} else {
+		case scopeVerify:
+			o.snap, o.err = r.target.Verify(rctx)
+		default:
 			o.snap, o.err = r.target.Update(rctx, changes)
 		}
 		r.addInProgress(-1)
@@ -228,7 +256,7 @@ func (r *Reloader) attempt(ctx context.Context, full bool, changes scan.Changes)
 		// and a blocked reload returning may be the only sign that the
 		// tree can be read again: with the file watch alone, no other
 		// trigger may come. A request not yet taken rescans everything
-		// anyway (a failure left r.full set).
+		// anyway (a failure left r.scope full).
 		rescan := abandoned && r.succeeded == succeeded && r.requested == r.taken
 		r.mu.Unlock()
 		out <- o
@@ -255,7 +283,7 @@ func (r *Reloader) attempt(ctx context.Context, full bool, changes scan.Changes)
 	abandoned, succeeded = true, r.succeeded
 	r.mu.Unlock()
 	r.opts.Observer.ObserveReloadAbandoned()
-	r.log.Error("reload abandoned after reload_timeout; the previous snapshot stays published", "timeout", r.opts.Timeout, "full", full)
+	r.log.Error("reload abandoned after reload_timeout; the previous snapshot stays published", "timeout", r.opts.Timeout, "full", sc != scopeChanges)
 	return nil, fmt.Errorf("%w after %s", ErrTimeout, r.opts.Timeout)
 }
 

@@ -41,6 +41,11 @@ func (r *recorder) record(c *scan.Changes) (*catalog.Snapshot, error) {
 }
 
 func (r *recorder) Reload(context.Context) (*catalog.Snapshot, error) { return r.record(nil) }
+
+// verifyCall is what recorder records for a Verify.
+var verifyCall = &scan.Changes{}
+
+func (r *recorder) Verify(context.Context) (*catalog.Snapshot, error) { return r.record(verifyCall) }
 func (r *recorder) Update(_ context.Context, c scan.Changes) (*catalog.Snapshot, error) {
 	return r.record(&c)
 }
@@ -121,6 +126,47 @@ func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 	rec.mu.Unlock()
 	if second == nil || len(second.Skills) != 3 {
 		t.Errorf("second reload carried %+v, want the three changes merged", second)
+	}
+}
+
+func TestVerifyCoversChangesAndGivesWayToAFullRescan(t *testing.T) {
+	rec := newRecorder()
+	r := New(rec, slog.New(slog.DiscardHandler), Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go r.Run(ctx)
+
+	r.Request(nil)
+	<-rec.started // reload 1 is running
+	verify := r.Verify()
+	changed := r.Request(&scan.Changes{Skills: map[string]bool{"a": true}})
+	rec.release <- struct{}{}
+	<-rec.started // reload 2: the verify and the change at once
+	asked, ask := context.WithCancel(ctx)
+	ask() // Wait answers at once: the result if the ticket is done, else the context's error
+	if _, err := r.Wait(asked, verify); err == nil {
+		t.Fatal("the verify's ticket was done before its reload finished")
+	}
+	full := r.Request(nil)
+	again := r.Verify()
+	rec.release <- struct{}{}
+	for _, tk := range []Ticket{verify, changed} {
+		if snap, err := r.Wait(ctx, tk); err != nil || snap.Generation != 2 {
+			t.Fatalf("ticket %d: %v %v, want reload 2", tk, snap, err)
+		}
+	}
+	<-rec.started // reload 3: a full rescan and a verify at once
+	rec.release <- struct{}{}
+	for _, tk := range []Ticket{full, again} {
+		if snap, err := r.Wait(ctx, tk); err != nil || snap.Generation != 3 {
+			t.Fatalf("ticket %d: %v %v, want reload 3", tk, snap, err)
+		}
+	}
+	rec.mu.Lock()
+	calls := slices.Clone(rec.calls)
+	rec.mu.Unlock()
+	if len(calls) != 3 || calls[0] != nil || calls[1] != verifyCall || calls[2] != nil {
+		t.Errorf("reloads %v, want a full one, a verify (covering the change), a full one (covering the verify)", calls)
 	}
 }
 

@@ -21,9 +21,10 @@ type stuckTarget struct {
 	stuck   int // how many of the first reloads block
 	unblock chan struct{}
 
-	mu      sync.Mutex
-	calls   int
-	updates int // calls of Update, the rest are full reloads
+	mu       sync.Mutex
+	calls    int
+	updates  int // calls of Update
+	verifies int // calls of Verify; the rest are full reloads
 }
 
 func (s *stuckTarget) Reload(context.Context) (*catalog.Snapshot, error) {
@@ -52,6 +53,13 @@ func running(t *testing.T, r *Reloader) context.Context {
 	t.Cleanup(cancel)
 	go r.Run(ctx)
 	return ctx
+}
+
+func (s *stuckTarget) Verify(ctx context.Context) (*catalog.Snapshot, error) {
+	s.mu.Lock()
+	s.verifies++
+	s.mu.Unlock()
+	return s.Reload(ctx)
 }
 
 func (s *stuckTarget) Update(ctx context.Context, _ scan.Changes) (*catalog.Snapshot, error) {

@@ -68,7 +68,9 @@ type WatchTiming struct {
 }
 
 // NewWatcher starts watching roots. Close it, or cancel the context given
-// to Run.
+// to Run. A root that does not exist (deleted since the scan that read it)
+// is watched for its return, as one lost later is; any other failure (the
+// kernel's watch limit, a folder that cannot be read) is an error.
 func NewWatcher(roots Roots, timing WatchTiming, r *Reloader, log *slog.Logger) (*Watcher, error) {
 	fsw, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -77,8 +79,12 @@ func NewWatcher(roots Roots, timing WatchTiming, r *Reloader, log *slog.Logger) 
 	w := newWatcher(roots, timing, r, log)
 	w.fsw = fsw
 	if err := w.resolve(); err != nil {
-		fsw.Close()
-		return nil, err
+		if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOSPC) {
+			fsw.Close()
+			return nil, err
+		}
+		w.lost = true
+		log.Warn("cannot watch a root; its watch resumes when it is back (created again, SIGHUP or rescan_interval)", "error", err)
 	}
 	return w, nil
 }

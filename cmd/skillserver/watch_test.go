@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skillserver/skillserver/internal/catalog"
+	"github.com/skillserver/skillserver/internal/config"
+	"github.com/skillserver/skillserver/internal/fixture"
+	"github.com/skillserver/skillserver/internal/reload"
+)
+
+// TestLateWatchVerifiesWhatItMissed: a change made after the first scan
+// read the tree and before the watch was set up raises no event; the
+// verify that follows the set-up publishes it, once, and the watch's
+// events carry the changes after it.
+func TestLateWatchVerifiesWhatItMissed(t *testing.T) {
+	skills := filepath.Join(t.TempDir(), "skills")
+	mustWrite(t, filepath.Join(skills, "before", "SKILL.md"), fixture.SkillDoc("before", ""))
+	var reports atomic.Int32
+	src := catalog.Source{SkillsDir: skills}
+	log := slog.New(slog.DiscardHandler)
+	cat := catalog.New(src, log, catalog.Options{OnReload: func(catalog.ReloadResult) { reports.Add(1) }})
+	if _, err := cat.Reload(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	reloader := reload.New(cat, log, reload.Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go reloader.Run(ctx)
+
+	mustWrite(t, filepath.Join(skills, "missed", "SKILL.md"), fixture.SkillDoc("missed", "")) // no watch yet: no event
+	cfg := &config.Config{Watch: true, WatchDebounce: 10 * time.Millisecond, WatchMaxWait: time.Second}
+	var watch lateWatch
+	go watch.start(ctx, cfg, src, reloader, log)
+	published := func(name string) func() error {
+		return func() error {
+			if _, ok := cat.Current().Skill(name); !ok {
+				return fmt.Errorf("generation %d does not publish %s", cat.Current().Generation, name)
+			}
+			return nil
+		}
+	}
+	fixture.Eventually(t, 20*time.Second, "the verify publishes the skill written before the watch", published("missed"))
+	if gen := cat.Current().Generation; gen != 2 {
+		t.Errorf("generation %d after the verify, want 2", gen)
+	}
+	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), fixture.SkillDoc("later", ""))
+	fixture.Eventually(t, 20*time.Second, "the watch publishes a skill written after it", published("later"))
+	if n := reports.Load(); n != 3 {
+		t.Errorf("%d reloads reported, want 3: the first scan, the verify, the watch's update", n)
+	}
+}
