@@ -124,9 +124,14 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 
 	bi := build()
 	m := metrics.New(metrics.Build{Version: build().Version, Commit: commit, GoVersion: runtime.Version(), KernelBytes: transport.KernelBytes})
+	restoreGC := collectLessWhileRestarting()
+	defer restoreGC()
 	st, err := openState(cfg, src, log, m)
 	if err != nil {
 		return err
+	}
+	if st.cache.Len() == 0 {
+		restoreGC() // a cold start
 	}
 	defer st.close()
 	cat := catalog.New(src, log, catalog.Options{Retention: cfg.Retention, RetentionMaxBytes: cfg.RetentionBytes, Blobs: st.blobs, Cache: st.cache,
@@ -278,6 +283,7 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	// it allocated is garbage now. Collect it and give its pages back, so
 	// the resident set after a cold start is what the snapshot holds
 	// (docs/benchmarks.md, "Memory"), not that plus the scan's peak.
+	restoreGC()
 	debug.FreeOSMemory()
 	go reloader.Run(runCtx)
 	api.SetReady(true)

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
@@ -59,7 +61,28 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 		}
 	}
 	start := time.Now()
+	// The scan cache is read while the blob folder is listed: neither
+	// needs the other, and at 100,000 skills each takes a good part of a
+	// restart. The cache read only reads, so it is harmless when the
+	// folder turns out to be another process's (locked).
+	type opened struct {
+		cache *scan.Cache
+		errs  []error
+	}
+	cached := make(chan opened, 1)
+	stamp, err := scan.CacheStamp(src.Limits)
+	if err != nil {
+		log.Warn("state_dir: the scan cache is kept in memory only: the program cannot be read to stamp it", "error", err)
+		cached <- opened{}
+	} else {
+		go func() {
+			c, errs := scan.OpenCache(filepath.Join(path, scanCacheName), stamp)
+			cached <- opened{c, errs}
+		}()
+	}
 	dir, err := content.OpenDir(path, report)
+	listed := time.Since(start)
+	c := <-cached
 	if err != nil {
 		if auto {
 			log.Warn("state_dir auto: the folder cannot be used; the published bytes are held in memory", "path", path, "error", err)
@@ -68,22 +91,33 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 		return state{}, fmt.Errorf("state_dir %s: %w (make it writable, give each process its own, or set state_dir to \"\" to hold the bytes in memory)", path, err)
 	}
 	dir.SetHotBytes(cfg.BlobCacheBytes)
-	st := state{blobs: dir}
-	listed := time.Since(start)
-	stamp, err := scan.CacheStamp(src.Limits)
-	stamped := time.Since(start)
-	if err != nil {
-		log.Warn("state_dir: the scan cache is kept in memory only: the program cannot be read to stamp it", "error", err)
-	} else {
-		var errs []error
-		st.cache, errs = scan.OpenCache(filepath.Join(path, scanCacheName), stamp)
-		for _, e := range errs {
-			log.Warn("state_dir: part of the scan cache is not used", "error", e)
-		}
+	for _, e := range c.errs {
+		log.Warn("state_dir: part of the scan cache is not used", "error", e)
 	}
-	log.Info("state directory", "path", path, "blobs", dir.Len(), "cached_entries", st.cache.Len(),
-		"list_duration", listed, "stamp_duration", stamped-listed, "duration", time.Since(start))
-	return st, nil
+	log.Info("state directory", "path", path, "blobs", dir.Len(), "cached_entries", c.cache.Len(),
+		"list_duration", listed, "duration", time.Since(start))
+	return state{blobs: dir, cache: c.cache}, nil
+}
+
+// restartGCPercent is the garbage collector's target (GOGC) while a
+// restart rebuilds its snapshot from the scan cache. Such a restart reads
+// no file and builds no archive: nearly all it allocates is the snapshot
+// it keeps, so collecting each time the heap doubles re-marks that
+// snapshot again and again for little garbage (a third of a 100,000-skill
+// restart's CPU time at GOGC 100). A cold start keeps the configured
+// target: its scan's garbage (every file read, every archive deflated)
+// is most of what it allocates.
+const restartGCPercent = 400
+
+// collectLessWhileRestarting raises the collector's target to
+// restartGCPercent, unless GOGC is higher or off, and returns what puts
+// the configured one back (safe to call more than once).
+func collectLessWhileRestarting() (restore func()) {
+	prev := debug.SetGCPercent(restartGCPercent)
+	if prev < 0 || prev > restartGCPercent {
+		debug.SetGCPercent(prev)
+	}
+	return sync.OnceFunc(func() { debug.SetGCPercent(prev) })
 }
 
 // autoStateDir is state_dir "auto" for src: a folder per pair of roots

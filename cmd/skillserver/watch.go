@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"log/slog"
+	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/skillserver/skillserver/internal/catalog"
 	"github.com/skillserver/skillserver/internal/config"
@@ -27,11 +29,13 @@ type lateWatch struct {
 // start sets up the watch and runs it until ctx is done; on failure it
 // logs that the watch is unavailable.
 func (l *lateWatch) start(ctx context.Context, cfg *config.Config, src catalog.Source, reloader *reload.Reloader, log *slog.Logger) {
+	begin := time.Now()
 	w, err := reload.NewWatcher(reload.Roots{Skills: src.SkillsDir, Agents: src.AgentsDir}, reload.WatchTiming{Debounce: cfg.WatchDebounce, MaxWait: cfg.WatchMaxWait}, reloader, log)
 	if err != nil {
-		log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err)
+		log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err, "duration", time.Since(begin))
 		return
 	}
+	setUp := time.Since(begin)
 	go w.Run(ctx)
 	l.mu.Lock()
 	l.w = w
@@ -42,7 +46,14 @@ func (l *lateWatch) start(ctx context.Context, cfg *config.Config, src catalog.S
 		// change (a root deleted and created again).
 		w.Rewatch(ctx)
 	}
-	reloader.Verify()
+	snap, err := reloader.Wait(ctx, reloader.Verify())
+	if err != nil {
+		return // logged by the reload, or shutting down
+	}
+	// A verify that published nothing left a whole snapshot's garbage:
+	// give its pages back, as after the first scan.
+	debug.FreeOSMemory()
+	log.Info("file watch ready", "setup_duration", setUp, "duration", time.Since(begin), "generation", snap.Generation)
 }
 
 // Rewatch resolves the roots of the watch again, as a full rescan

@@ -3,6 +3,7 @@ package export
 import (
 	"strings"
 
+	"github.com/skillserver/skillserver/internal/feed"
 	"github.com/skillserver/skillserver/internal/page"
 )
 
@@ -14,10 +15,6 @@ const HeadersFile = "_headers"
 
 // HeadersContentType is the type a bucket stores HeadersFile with.
 const HeadersContentType = "text/plain; charset=utf-8"
-
-// inertPolicy is what serve sends with every file but the pages: nothing
-// in it runs.
-const inertPolicy = "default-src 'none'; sandbox"
 
 // inertPaths are the paths of everything an export writes but the
 // catalogue's pages. A host that joins the headers of every rule a path
@@ -32,12 +29,14 @@ func hostHeaders(catalogue bool) []byte {
 	var b strings.Builder
 	b.WriteString("# Written by skillserver export: the headers serve sends, for hosts that read this file.\n")
 	for _, p := range inertPaths {
-		b.WriteString(p + "\n  Content-Security-Policy: " + inertPolicy + "\n  X-Content-Type-Options: nosniff\n")
+		b.WriteString(p + "\n  Content-Security-Policy: " + feed.InertPolicy + "\n  X-Content-Type-Options: nosniff\n")
 	}
 	if catalogue {
 		for _, p := range []string{"/", "/index.html", "/ui/*"} {
-			b.WriteString(p + "\n  Content-Security-Policy: " + page.SecurityPolicy + "\n  X-Content-Type-Options: nosniff\n" +
-				"  X-Frame-Options: DENY\n  Referrer-Policy: same-origin\n")
+			b.WriteString(p + "\n")
+			for _, h := range page.SecurityHeaders {
+				b.WriteString("  " + h.Name + ": " + h.Value + "\n")
+			}
 		}
 	}
 	return []byte(b.String())

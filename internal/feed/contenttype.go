@@ -12,6 +12,10 @@ const (
 	MarkdownContentType = "text/markdown; charset=utf-8"
 )
 
+// InertPolicy is the Content-Security-Policy of everything served but the
+// catalogue's pages: nothing in it runs, whatever its type.
+const InertPolicy = "default-src 'none'; sandbox"
+
 // Cache lifetimes. Content-addressed and pinned URLs name their bytes, so
 // caches may keep them forever; documents and unpinned paths change on
 // reload and are revalidated soon.

@@ -23,7 +23,7 @@ var (
 	varyAcceptEncoding   = []string{"Accept-Encoding"}
 	gzipEncoding         = []string{"gzip"}
 	nosniff              = []string{"nosniff"}
-	sandboxed            = []string{"default-src 'none'; sandbox"}
+	sandboxed            = []string{feed.InertPolicy}
 	// docContentTypes holds each document kind's Content-Type value, by
 	// kind: a slice, as every document request looks one up.
 	docContentTypes = func() [][]string {

@@ -46,18 +46,18 @@ func prefersHTML(r *http.Request) bool {
 	return htmlQ > 0 && htmlQ >= jsonQ
 }
 
-// setPageSecurity is what every HTML response sends: the pages' policy,
-// no sniffing, no framing, and no Referer beyond this origin (a token's
-// view keeps the stricter no-referrer authenticate set).
+// setPageSecurity is what every HTML response sends: page.SecurityHeaders
+// (a token's view keeps the stricter Referrer-Policy authenticate set),
+// and this origin only for the windows it opens and the sites embedding
+// its responses.
 func setPageSecurity(h http.Header) {
-	h.Set("Content-Security-Policy", page.SecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
+	for _, sh := range page.SecurityHeaders {
+		if h.Get(sh.Name) == "" {
+			h.Set(sh.Name, sh.Value)
+		}
+	}
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
-	if h.Get("Referrer-Policy") == "" {
-		h.Set("Referrer-Policy", "same-origin")
-	}
 }
 
 // pageSource is documentSource with the base's path token taken off: a
@@ -126,44 +126,39 @@ func (s *Server) handleItemPage(agents bool) http.HandlerFunc {
 
 // handleFilePage answers the view of one file of a skill's version.
 func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
-	snap, base := s.pageSource(w, r)
-	if snap == nil {
-		return
-	}
-	name, ok1 := param(r, "name")
-	version, ok2 := param(r, "version")
-	file, ok3 := param(r, "*")
-	f := viewOf(r, snap.Feed())
-	var doc *feed.Document
-	ok := false
-	if ok1 && ok2 && ok3 {
-		doc, ok = s.pages.File(f, snap.Store, base, name, version, file)
-	}
-	if !ok {
-		s.failPage(w, r, f, fmt.Errorf("%w: skill %q version %q has no file %q", errNotFound, name, orLatest(version), file))
-		return
-	}
-	s.servePage(w, r, doc)
+	s.versionPage(w, r, "*", s.pages.File, func(name, version, file string) string {
+		return fmt.Sprintf("skill %q version %q has no file %q", name, orLatest(version), file)
+	})
 }
 
 // handleComparePage answers what changed from {other} to {version} of a
 // skill.
 func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
+	s.versionPage(w, r, "other", s.pages.Compare, func(name, version, other string) string {
+		return fmt.Sprintf("skill %q has no versions %q and %q", name, orLatest(version), orLatest(other))
+	})
+}
+
+// versionPage answers a page of a skill's {version} and one more
+// parameter, third: render makes it, and missing says what a miss lacks.
+func (s *Server) versionPage(w http.ResponseWriter, r *http.Request, third string,
+	render func(f *feed.Feed, blobs page.Blobs, base feed.Base, name, version, arg string) (*feed.Document, bool),
+	missing func(name, version, arg string) string) {
 	snap, base := s.pageSource(w, r)
 	if snap == nil {
 		return
 	}
 	name, ok1 := param(r, "name")
 	version, ok2 := param(r, "version")
-	other, ok3 := param(r, "other")
+	arg, ok3 := param(r, third)
 	f := viewOf(r, snap.Feed())
 	var doc *feed.Document
 	ok := false
 	if ok1 && ok2 && ok3 {
-		doc, ok = s.pages.Compare(f, snap.Store, base, name, version, other)
+		doc, ok = render(f, snap.Store, base, name, version, arg)
 	}
 	if !ok {
-		s.failPage(w, r, f, fmt.Errorf("%w: skill %q has no versions %q and %q", errNotFound, name, orLatest(version), orLatest(other)))
+		s.failPage(w, r, f, fmt.Errorf("%w: %s", errNotFound, missing(name, version, arg)))
 		return
 	}
 	s.servePage(w, r, doc)

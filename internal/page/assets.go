@@ -125,6 +125,19 @@ func mustRead(name string) string {
 var SecurityPolicy = "default-src 'none'; script-src '" + assets.script.integrity + "'; style-src '" + sriHash([]byte(styleCSS)) + "'; img-src 'self'; connect-src 'self'; " +
 	"form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
+// Header is one response header, by its canonical name.
+type Header struct{ Name, Value string }
+
+// SecurityHeaders are the headers every page goes out with, from serve
+// and, through an export's headers file, from a static host: its policy,
+// no sniffing, no framing, and no Referer beyond this origin.
+var SecurityHeaders = []Header{
+	{"Content-Security-Policy", SecurityPolicy},
+	{"X-Content-Type-Options", "nosniff"},
+	{"X-Frame-Options", "DENY"},
+	{"Referrer-Policy", "same-origin"},
+}
+
 // metaPolicy is SecurityPolicy as every page also carries it in a meta
 // element, for a static host that sends no header (a bucket, GitHub
 // Pages): frame-ancestors is the one directive a meta element cannot

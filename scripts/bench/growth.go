@@ -27,7 +27,9 @@ import (
 type growthRow struct {
 	tree                 *benchtree.Tree
 	ready, scan, sha     time.Duration
-	rss, peakRSS         int64 // once ready; the most during the cold scan
+	watch                time.Duration // from the start until the watch is ready or unavailable
+	watched              bool          // the watch is ready (not over the kernel's limit)
+	rss, peakRSS         int64         // once the watch is settled; the most during the cold scan
 	index, indexGzip     int
 	ours, nginx          float64
 	update, updateReload time.Duration
@@ -36,6 +38,7 @@ type growthRow struct {
 	// the floor of a restart, which must stat every file.
 	stat             time.Duration
 	restart          time.Duration
+	restartWatch     time.Duration
 	restartRSS       int64
 	restartFilesRead int
 	restartZipsBuilt int
@@ -125,24 +128,33 @@ func runGrowth(ctx context.Context, args []string) error {
 }
 
 func printGrowth(rows []growthRow, loads []string, d time.Duration, conns int) {
-	fmt.Printf("\nhow cost grows; RFC index rate: wrk -t1 -c%d -d%ds; update: one SKILL.md rewritten, until served (watch, watch_debounce included); rescan: SIGHUP until the new generation; restart: SIGTERM, then a new process over the same tree and state_dir until /readyz; stat: find -printf '%%s %%T@ %%i' over the tree\n", conns, int(d.Seconds()))
+	fmt.Printf("\nhow cost grows; RFC index rate: wrk -t1 -c%d -d%ds; update: one SKILL.md rewritten, until served (watch, watch_debounce included); rescan: SIGHUP until the new generation; restart: SIGTERM, then a new process over the same tree and state_dir until /readyz; watch: from the start until the file watch is set up and has verified the tree (RSS is taken then); stat: find -printf '%%s %%T@ %%i' over the tree\n", conns, int(d.Seconds()))
 	fmt.Printf("load average (1, 5, 15 min) before the first size and after each: %s\n\n", strings.Join(loads, " | "))
-	fmt.Println("| skills | agents | files | tree bytes | sha256sum -P s | scan s | scan/sha | ready s | RSS bytes | peak RSS (scan) | RSS/tree | index bytes | index gzip | ours req/s | nginx req/s | ratio | update ms (reload) | rescan ms (reload) | stat s | restart s | restart/stat | restart RSS | restart files read, archives built |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| skills | agents | files | tree bytes | sha256sum -P s | scan s | scan/sha | ready s | watch s | RSS bytes | peak RSS (scan) | RSS/tree | index bytes | index gzip | ours req/s | nginx req/s | ratio | update ms (reload) | rescan ms (reload) | stat s | restart s | restart/stat | restart watch s | restart RSS | restart files read, archives built |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range rows {
 		ratio := "-"
 		if r.nginx > 0 {
 			ratio = fmt.Sprintf("%.2f", r.ours/r.nginx)
 		}
-		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %d | %d | %.2f | %d | %d | %.0f | %.0f | %s | %s | %.0f (%.1f) | %.2f | %.2f | %.2f | %d | %d, %d |\n",
+		fmt.Printf("| %d | %d | %d | %d | %.2f | %.2f | %.2f | %.2f | %s | %d | %d | %.2f | %d | %d | %.0f | %.0f | %s | %s | %.0f (%.1f) | %.2f | %.2f | %.2f | %s | %d | %d, %d |\n",
 			r.tree.Skills, r.tree.Agents, r.tree.Files, r.tree.Bytes, r.sha.Seconds(), r.scan.Seconds(), r.scan.Seconds()/r.sha.Seconds(),
-			r.ready.Seconds(), r.rss, r.peakRSS, float64(r.rss)/float64(r.tree.Bytes), r.index, r.indexGzip, r.ours, r.nginx, ratio,
+			r.ready.Seconds(), watchS(r.watch, r.watched), r.rss, r.peakRSS, float64(r.rss)/float64(r.tree.Bytes), r.index, r.indexGzip, r.ours, r.nginx, ratio,
 			updateMS(r), ms(r.rescan), ms(r.rescanReload),
-			r.stat.Seconds(), r.restart.Seconds(), r.restart.Seconds()/r.stat.Seconds(), r.restartRSS, r.restartFilesRead, r.restartZipsBuilt)
+			r.stat.Seconds(), r.restart.Seconds(), r.restart.Seconds()/r.stat.Seconds(), watchS(r.restartWatch, r.watched), r.restartRSS, r.restartFilesRead, r.restartZipsBuilt)
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// watchS is the watch column: seconds, marked when the watch was
+// unavailable (its set-up ended at the kernel's watch limit).
+func watchS(d time.Duration, watched bool) string {
+	if !watched {
+		return fmt.Sprintf("%.2f (no watch)", d.Seconds())
+	}
+	return fmt.Sprintf("%.2f", d.Seconds())
+}
 
 func updateMS(r growthRow) string {
 	if r.update < 0 {
@@ -176,6 +188,9 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 	}
 	defer func() { srv.stop(syscall.SIGTERM) }()
 	row.ready = ready
+	if row.watch, row.watched, err = srv.watchSettled(ctx, maxReady); err != nil {
+		return row, err
+	}
 	if row.rss, err = rssBytes(srv.pid()); err != nil {
 		return row, err
 	}
@@ -226,11 +241,8 @@ func growthOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, d 
 		}
 		return restartOf(ctx, bin, t, dir, &srv, row, args, maxReady)
 	}
-	if log, err := os.ReadFile(srv.logPath); err != nil {
-		return row, err
-	} else if i := strings.Index(string(log), "cannot watch"); i >= 0 {
-		line, _, _ := strings.Cut(string(log[i:]), "\n")
-		logf("%d skills: no file watch, no update latency: %s", t.Skills, line)
+	if !row.watched {
+		logf("%d skills: no file watch (see %s), no update latency", t.Skills, srv.logPath)
 		row.update, row.updateReload = -1, -1
 		return restart(rescan(ctx, srv, row, maxReady))
 	}
@@ -287,6 +299,9 @@ func restartOf(ctx context.Context, bin string, t *benchtree.Tree, dir string, s
 	}
 	*srv = again
 	row.restart = ready
+	if row.restartWatch, _, err = again.watchSettled(ctx, maxReady); err != nil {
+		return row, err
+	}
 	if row.restartRSS, err = rssBytes(again.pid()); err != nil {
 		return row, err
 	}

@@ -106,6 +106,45 @@ type server struct {
 	*proc
 	base    string
 	logPath string
+	begin   time.Time // when it was started
+}
+
+// watchSettled waits until the server's file watch is set up and its
+// verify of the tree is done ("file watch ready"), or the watch is
+// unavailable (the kernel's watch limit, typically), and returns how long
+// after the start that was and whether the watch is on. Until then the
+// server is ready but still listing folders and rescanning, so its
+// memory is not what it settles at.
+func (s *server) watchSettled(ctx context.Context, limit time.Duration) (time.Duration, bool, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		data, err := os.ReadFile(s.logPath)
+		if err != nil {
+			return 0, false, err
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			var rec struct {
+				Msg string `json:"msg"`
+			}
+			if json.Unmarshal([]byte(line), &rec) != nil {
+				continue
+			}
+			switch {
+			case rec.Msg == "file watch ready":
+				return time.Since(s.begin), true, nil
+			case strings.HasPrefix(rec.Msg, "file watch unavailable"):
+				return time.Since(s.begin), false, nil
+			}
+		}
+		if s.exited() || time.Now().After(deadline) {
+			return 0, false, fmt.Errorf("skillserver: no \"file watch ready\" line within %v (log: %s)", limit, s.logPath)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // startServer runs bin serve on tree t with its default settings (request
@@ -135,7 +174,7 @@ func startServer(ctx context.Context, bin string, t *benchtree.Tree, dir string,
 	if err != nil {
 		return nil, 0, err
 	}
-	s := &server{proc: p, base: base, logPath: logPath}
+	s := &server{proc: p, base: base, logPath: logPath, begin: begin}
 	if err := waitFor(ctx, p, s.base+"/readyz", 30*time.Minute); err != nil {
 		s.stop(syscall.SIGTERM)
 		return nil, 0, fmt.Errorf("skillserver: %w (log: %s)", err, logPath)
