@@ -198,11 +198,17 @@ func (c *Catalog) reload(ctx context.Context, changes *scan.Changes, verify bool
 		}
 		changes = &ch
 	}
+	mark := a.cache.Mark()
 	progress := &scan.Progress{}
 	stop := c.logProgress(progress, start)
 	snap, err := build(ctx, buildInput{src: c.src, generation: a.gen + 1, prev: prev, changes: changes, cache: a.cache, blobs: c.opts.Blobs, docs: c.docs, log: c.log, progress: progress})
 	stop()
 	if verify && err == nil && snap.publishesSameAs(prev) {
+		// Dropped with its scan's cache tables, which say what the
+		// published ones do: nothing of it outlives it, so its memory
+		// is given back whole rather than left in holes among what
+		// stays.
+		a.cache.Restore(mark)
 		snap.release()
 		return c.finish(a, ReloadResult{Snapshot: prev}, start, false)
 	}

@@ -51,7 +51,7 @@ type apiVersion struct {
 	PublishedAt      string             `json:"publishedAt"`
 	Source           *provenance.Source `json:"source,omitempty"`
 	Latest           bool               `json:"latest"`
-	Metadata         map[string]string  `json:"metadata,omitempty"`
+	Metadata         skill.Meta         `json:"metadata,omitempty"`
 	Resources        []apiResource      `json:"resources,omitempty"`
 	RoutesToSubagent *subagentRoute     `json:"routesToSubagent,omitempty"`
 }

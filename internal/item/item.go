@@ -71,10 +71,8 @@ type VersionInfo struct {
 	Version     string
 	Declared    bool // the version string came from the tree, not the digest
 	Description string
-	Metadata    map[string]string
-	// MetadataLists holds the metadata values that were YAML lists.
-	MetadataLists map[string][]string
-	PublishedAt   time.Time // UTC, whole seconds
+	Metadata    skill.Meta
+	PublishedAt time.Time // UTC, whole seconds
 	// PublishedDeclared is true when PublishedAt came from
 	// metadata.published rather than the files' modification times.
 	PublishedDeclared bool
@@ -94,10 +92,11 @@ func (v *VersionInfo) Info() *VersionInfo { return v }
 // List reads the metadata value key as a list: a YAML list as it was
 // written, else a string split at commas ("a, b").
 func (v *VersionInfo) List(key string) []string {
-	if l, ok := v.MetadataLists[key]; ok {
+	if l, ok := v.Metadata.Items(key); ok {
 		return l
 	}
-	return skill.ListItems(v.Metadata[key])
+	s, _ := v.Metadata.Get(key)
+	return skill.ListItems(s)
 }
 
 // SkillVersion is one immutable, validated version of a skill.

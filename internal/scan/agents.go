@@ -155,14 +155,13 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		return nil
 	}
 	v := &item.AgentVersion{VersionInfo: item.VersionInfo{
-		Name:          name,
-		Description:   a.Description,
-		Metadata:      a.Metadata,
-		MetadataLists: a.MetadataLists,
-		Source:        report,
-		Path:          rel,
-		Generation:    s.generation,
-		PublishedAt:   st.modTime.UTC().Truncate(time.Second),
+		Name:        name,
+		Description: a.Description,
+		Metadata:    a.Metadata,
+		Source:      report,
+		Path:        rel,
+		Generation:  s.generation,
+		PublishedAt: st.modTime.UTC().Truncate(time.Second),
 	}, Digest: digest}
 	switch {
 	case fileVersion != "":
@@ -173,7 +172,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		v.Version = "0.0.0+" + v.Digest.Hex()[:12]
 	}
 
-	if p, ok := a.Metadata["published"]; ok {
+	if p, ok := a.Metadata.Get("published"); ok {
 		if t, err := time.Parse(time.RFC3339, p); err == nil {
 			v.PublishedAt, v.PublishedDeclared = t.UTC().Truncate(time.Second), true
 		} else {

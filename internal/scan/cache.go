@@ -98,6 +98,20 @@ func (c *Cache) Len() int {
 	return len(c.entries)
 }
 
+// Mark is what a Cache held at one moment (Cache.Mark).
+type Mark struct{ entries map[string]*entryCache }
+
+// Mark returns what c holds now, for Restore after one full scan.
+func (c *Cache) Mark() Mark { return Mark{c.entries} }
+
+// Restore makes c hold what it did at m again, for a full scan since m
+// whose result is not kept (catalog.Catalog.Verify found nothing to
+// publish): the tables that scan wrote go with its result, instead of
+// replacing ones that say the same. Only a full scan may run since m (a
+// partial one changes the committed tables in place); the shards that
+// scan marked to be saved are saved again, unchanged.
+func (c *Cache) Restore(m Mark) { c.entries = m.entries }
+
 func NewCache() *Cache {
 	return &Cache{entries: map[string]*entryCache{}}
 }

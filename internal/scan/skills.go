@@ -217,14 +217,13 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	}
 
 	v := &item.SkillVersion{VersionInfo: item.VersionInfo{
-		Name:          name,
-		Description:   sk.Description,
-		Metadata:      sk.Metadata,
-		MetadataLists: sk.MetadataLists,
-		Frontmatter:   sk.Frontmatter,
-		Source:        s.t.report(dir),
-		Path:          dir,
-		Generation:    s.generation,
+		Name:        name,
+		Description: sk.Description,
+		Metadata:    sk.Metadata,
+		Frontmatter: sk.Frontmatter,
+		Source:      s.t.report(dir),
+		Path:        dir,
+		Generation:  s.generation,
 	}, SkillMD: md.digest, SkillMDSize: md.size, Type: item.TypeSkillMD}
 	var newest time.Time
 	archive := make([]content.ArchiveFile, 0, len(files))
@@ -268,7 +267,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	default:
 		v.Version = "0.0.0+" + v.Digest().Hex()[:12]
 	}
-	if sub, ok := sk.Metadata["subagent"]; ok {
+	if sub, ok := sk.Metadata.Get("subagent"); ok {
 		if skill.ValidName(sub) {
 			v.Subagent = sub
 		} else {
@@ -276,7 +275,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		}
 	}
 	v.PublishedAt = newest.UTC().Truncate(time.Second)
-	if p, ok := sk.Metadata["published"]; ok {
+	if p, ok := sk.Metadata.Get("published"); ok {
 		t, err := time.Parse(time.RFC3339, p)
 		if err != nil {
 			s.problem(skill.Warnf(mdPath, skill.RuleMetadata, "metadata.published %q is not an RFC 3339 time such as 2026-11-29T10:00:00Z; using the files' modification time", p))

@@ -19,8 +19,7 @@ type AgentMD struct {
 	PrefillTimeoutSeconds  int
 	Visibility             string
 	EmitStructuredFindings bool
-	Metadata               map[string]string
-	MetadataLists          map[string][]string // the values that were YAML lists
+	Metadata               Meta
 	// Version is the declared version (version, else metadata.version), or
 	// "" when none is declared.
 	Version string
@@ -99,18 +98,18 @@ func ParseAgent(path, want string, data []byte, lim Limits) (AgentMD, []Problem)
 			}
 			a.Version, haveTop = v, true
 		case "metadata":
-			m, lists, err := stringMap(f.value)
+			m, err := stringMap(f.value)
 			if err != nil {
 				errf(RuleMetadata, "metadata %s", err)
 			}
-			a.Metadata, a.MetadataLists = m, lists
+			a.Metadata = m
 		}
 		if !agentKeys[f.key] {
 			ps = append(ps, Warnf(path, RuleUnknownKey, "unknown front matter key %q is ignored (keys are camelCase: tools, modelRole, timeoutSeconds, prefillTimeoutSeconds, visibility, emitStructuredFindings, version, metadata)", f.key))
 		}
 	}
 	ps = append(ps, valueProblems(path, fields, agentKeys, agentOwnLength, lim)...)
-	if v, ok := a.Metadata["version"]; ok {
+	if v, ok := a.Metadata.Get("version"); ok {
 		metaVersion = v
 		switch {
 		case haveTop && v != a.Version:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/adrg/frontmatter"
@@ -248,47 +249,45 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.Tag == "!!null")
 }
 
-// stringMap decodes a mapping whose values are scalars or lists of scalars.
-// A list is joined with ", " in the string map, and also kept as a list,
-// so an item holding a comma ("Review this, then that") stays one item.
-func stringMap(n *yaml.Node) (map[string]string, map[string][]string, error) {
+// stringMap decodes a mapping whose values are scalars or lists of scalars
+// into a Meta, sorted by key.
+func stringMap(n *yaml.Node) (Meta, error) {
 	if isNull(n) {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil, nil, errors.New("must be a mapping of keys to strings")
+		return nil, errors.New("must be a mapping of keys to strings")
 	}
-	m := make(map[string]string, len(n.Content)/2)
-	var lists map[string][]string
+	m := make(Meta, 0, len(n.Content)/2)
+	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i].Value, n.Content[i+1]
-		if _, dup := m[k]; dup {
-			return nil, nil, fmt.Errorf("key %q appears twice", k)
+		if seen[k] {
+			return nil, fmt.Errorf("key %q appears twice", k)
 		}
+		seen[k] = true
+		e := MetaEntry{Key: k}
 		switch {
 		case isNull(v):
-			m[k] = ""
 		case v.Kind == yaml.ScalarNode:
-			m[k] = v.Value
+			e.Value = v.Value
 		case v.Kind == yaml.SequenceNode:
-			parts := make([]string, 0, len(v.Content))
+			e.List = make([]string, 0, len(v.Content))
 			for _, item := range v.Content {
 				s, ok := scalar(item)
 				if !ok {
-					return nil, nil, fmt.Errorf("key %q: list items must be strings", k)
+					return nil, fmt.Errorf("key %q: list items must be strings", k)
 				}
-				parts = append(parts, s)
+				e.List = append(e.List, s)
 			}
-			m[k] = strings.Join(parts, ", ")
-			if lists == nil {
-				lists = map[string][]string{}
-			}
-			lists[k] = parts
+			e.Value = strings.Join(e.List, ", ")
 		default:
-			return nil, nil, fmt.Errorf("key %q: value must be a string or a list of strings, not a mapping", k)
+			return nil, fmt.Errorf("key %q: value must be a string or a list of strings, not a mapping", k)
 		}
+		m = append(m, e)
 	}
-	return m, lists, nil
+	slices.SortFunc(m, func(a, b MetaEntry) int { return strings.Compare(a.Key, b.Key) })
+	return m, nil
 }
 
 // stringList accepts a string or a list of strings and returns them joined

@@ -2,9 +2,7 @@ package skill
 
 import (
 	"encoding/json"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -76,7 +74,7 @@ func writeOut(t *testing.T, doc any) ([]byte, Limits) {
 
 // checkPublished fails t unless a value that would be published obeys
 // the limits and the character rules.
-func checkPublished(t *testing.T, texts []string, lists map[string][]string) {
+func checkPublished(t *testing.T, texts []string, meta Meta) {
 	t.Helper()
 	for _, s := range texts {
 		for i, r := range s {
@@ -85,19 +83,20 @@ func checkPublished(t *testing.T, texts []string, lists map[string][]string) {
 			}
 		}
 	}
-	for k, l := range lists {
-		if len(l) > fuzzLimits.MaxListItems {
-			t.Fatalf("metadata.%s holds %d items", k, len(l))
+	for _, e := range meta {
+		if len(e.List) > fuzzLimits.MaxListItems {
+			t.Fatalf("metadata.%s holds %d items", e.Key, len(e.List))
 		}
 	}
-	for _, tag := range lists["tags"] {
+	tags, _ := meta.Items("tags")
+	for _, tag := range tags {
 		if TextLen(tag) > fuzzLimits.MaxTagChars {
 			t.Fatalf("tag %q is too long", tag)
 		}
 	}
 }
 
-func emptyToNil[M ~map[K]V, K comparable, V any](m M) M {
+func emptyToNil[S ~[]E, E any](m S) S {
 	if len(m) == 0 {
 		return nil
 	}
@@ -105,16 +104,26 @@ func emptyToNil[M ~map[K]V, K comparable, V any](m M) M {
 }
 
 // renderMetadata is metadata as a YAML value, lists as lists.
-func renderMetadata(meta map[string]string, lists map[string][]string) map[string]any {
+func renderMetadata(meta Meta) map[string]any {
 	if meta == nil {
 		return nil
 	}
 	out := make(map[string]any, len(meta))
-	for k, v := range meta {
-		out[k] = v
+	for _, e := range meta {
+		if e.List != nil {
+			out[e.Key] = e.List
+		} else {
+			out[e.Key] = e.Value
+		}
 	}
-	for k, l := range lists {
-		out[k] = l
+	return out
+}
+
+// metaValues are the values of meta, lists joined.
+func metaValues(meta Meta) []string {
+	var out []string
+	for _, e := range meta {
+		out = append(out, e.Value)
 	}
 	return out
 }
@@ -136,7 +145,7 @@ func FuzzFrontmatter(f *testing.F) {
 		if s.Name != "demo" || strings.TrimSpace(s.Description) == "" || TextLen(s.Description) > MaxDescriptionLen {
 			t.Fatalf("accepted %+v", s)
 		}
-		checkPublished(t, append([]string{s.Description, s.License, s.Compatibility, s.AllowedTools}, slices.Collect(maps.Values(s.Metadata))...), s.MetadataLists)
+		checkPublished(t, append([]string{s.Description, s.License, s.Compatibility, s.AllowedTools}, metaValues(s.Metadata)...), s.Metadata)
 		var fm map[string]any
 		if err := json.Unmarshal(s.Frontmatter, &fm); err != nil || fm["name"] != s.Name {
 			t.Fatalf("front matter %s: %v; want a JSON object naming %q", s.Frontmatter, err, s.Name)
@@ -150,8 +159,8 @@ func FuzzFrontmatter(f *testing.F) {
 			AllowedTools  string         `yaml:"allowed-tools,omitempty"`
 			Version       string         `yaml:"version,omitempty"`
 			Metadata      map[string]any `yaml:"metadata,omitempty"`
-		}{s.Name, s.Description, s.License, s.Compatibility, s.AllowedTools, "", renderMetadata(s.Metadata, s.MetadataLists)}
-		if _, inMeta := s.Metadata["version"]; !inMeta {
+		}{s.Name, s.Description, s.License, s.Compatibility, s.AllowedTools, "", renderMetadata(s.Metadata)}
+		if _, inMeta := s.Metadata.Get("version"); !inMeta {
 			doc.Version = s.Version
 		}
 		written, lim := writeOut(t, doc)
@@ -183,7 +192,7 @@ func FuzzAgent(f *testing.F) {
 		if a.Name != "demo" || strings.TrimSpace(a.Description) == "" {
 			t.Fatalf("accepted %+v", a)
 		}
-		checkPublished(t, append(append([]string{a.Description}, a.Tools...), slices.Collect(maps.Values(a.Metadata))...), a.MetadataLists)
+		checkPublished(t, append(append([]string{a.Description}, a.Tools...), metaValues(a.Metadata)...), a.Metadata)
 
 		doc := struct {
 			Name                   string         `yaml:"name"`
@@ -197,7 +206,7 @@ func FuzzAgent(f *testing.F) {
 			Version                string         `yaml:"version,omitempty"`
 			Metadata               map[string]any `yaml:"metadata,omitempty"`
 		}{a.Name, a.Description, a.Tools, a.ModelRole, a.TimeoutSeconds, a.PrefillTimeoutSeconds, a.Visibility,
-			a.EmitStructuredFindings, a.Version, renderMetadata(a.Metadata, a.MetadataLists)}
+			a.EmitStructuredFindings, a.Version, renderMetadata(a.Metadata)}
 		written, lim := writeOut(t, doc)
 		a2, ps2 := ParseAgent(path, "demo", written, lim)
 		a.Metadata, a2.Metadata = emptyToNil(a.Metadata), emptyToNil(a2.Metadata)
@@ -208,4 +217,10 @@ func FuzzAgent(f *testing.F) {
 			t.Fatalf("written out as\n%s\nit parses to %+v, %v; want %+v", written, a2, ps2, a)
 		}
 	})
+}
+
+// metaIs reports whether meta holds key with the value want.
+func metaIs(meta Meta, key, want string) bool {
+	v, ok := meta.Get(key)
+	return ok && v == want
 }

@@ -129,8 +129,8 @@ func TestFrontmatterDepthConfigured(t *testing.T) {
 func TestLimitsOff(t *testing.T) {
 	data := "---\nname: demo\ndescription: d\nmetadata:\n  tags: [" + strings.Repeat("t, ", 999) + strings.Repeat("t", 500) + "]\n  note: " + strings.Repeat("n", 70<<10) + "\n---\n"
 	s, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(data), Limits{})
-	if len(ps) != 0 || len(s.MetadataLists["tags"]) != 1000 {
-		t.Errorf("%d tags, problems %v", len(s.MetadataLists["tags"]), ps)
+	if tags, _ := s.Metadata.Items("tags"); len(ps) != 0 || len(tags) != 1000 {
+		t.Errorf("%d tags, problems %v", len(tags), ps)
 	}
 }
 

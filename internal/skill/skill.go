@@ -21,8 +21,7 @@ type SkillMD struct {
 	License       string
 	Compatibility string
 	AllowedTools  string
-	Metadata      map[string]string   // nil when absent; lists joined with ", "
-	MetadataLists map[string][]string // the values that were YAML lists, as lists
+	Metadata      Meta // nil when absent
 	// Version is the declared version (metadata.version, else a top-level
 	// version), or "" when none is declared.
 	Version string
@@ -92,11 +91,11 @@ func ParseSkill(path, folder string, data []byte, lim Limits) (SkillMD, []Proble
 			}
 			s.AllowedTools = v
 		case "metadata":
-			m, lists, err := stringMap(f.value)
+			m, err := stringMap(f.value)
 			if err != nil {
 				errf(RuleMetadata, "metadata %s", err)
 			}
-			s.Metadata, s.MetadataLists = m, lists
+			s.Metadata = m
 		case "version":
 			v, ok := scalar(f.value)
 			if !ok {
@@ -129,7 +128,7 @@ func ParseSkill(path, folder string, data []byte, lim Limits) (SkillMD, []Proble
 		errf(RuleCompatibility, "compatibility is %d characters; the limit is %d", n, MaxCompatibilityLen)
 	}
 
-	metaVersion, haveMeta := s.Metadata["version"]
+	metaVersion, haveMeta := s.Metadata.Get("version")
 	declared := topVersion
 	if haveMeta {
 		declared = metaVersion

@@ -20,14 +20,14 @@ func TestParseSkill(t *testing.T) {
 		{name: "empty body", data: "---\nname: demo\ndescription: d\n---\n"},
 		{name: "all optional fields", data: "---\nname: demo\ndescription: d\nlicense: MIT\ncompatibility: any\nallowed-tools: Bash Read\nmetadata:\n  owner: me\n---\n",
 			check: func(t *testing.T, s SkillMD) {
-				if s.License != "MIT" || s.Compatibility != "any" || s.AllowedTools != "Bash Read" || s.Metadata["owner"] != "me" {
+				if s.License != "MIT" || s.Compatibility != "any" || s.AllowedTools != "Bash Read" || !metaIs(s.Metadata, "owner", "me") {
 					t.Errorf("fields = %+v", s)
 				}
 			}},
 		{name: "metadata list joined", data: "---\nname: demo\ndescription: d\nmetadata:\n  tags: [a, b]\n---\n",
 			check: func(t *testing.T, s SkillMD) {
-				if s.Metadata["tags"] != "a, b" || len(s.MetadataLists["tags"]) != 2 {
-					t.Errorf("tags = %q, list %q", s.Metadata["tags"], s.MetadataLists["tags"])
+				if tags, _ := s.Metadata.Items("tags"); !metaIs(s.Metadata, "tags", "a, b") || len(tags) != 2 {
+					t.Errorf("metadata %+v: want tags \"a, b\", a list of 2", s.Metadata)
 				}
 			}},
 		{name: "metadata version keeps its text", data: "---\nname: demo\ndescription: d\nmetadata:\n  version: 1.10\n---\n",
