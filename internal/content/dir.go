@@ -232,7 +232,7 @@ func (d *Dir) Write(dg Digest, data []byte) error {
 		return nil
 	}
 	final := d.file(dg)
-	err := d.write(final, data)
+	err := d.write(dg, final, data)
 	if err != nil {
 		err = fmt.Errorf("write blob %s: %w", dg, err)
 		d.fault(Fault{Kind: FaultWrite, Digest: dg, Path: final, Err: err})
@@ -242,7 +242,8 @@ func (d *Dir) Write(dg Digest, data []byte) error {
 	return nil
 }
 
-func (d *Dir) write(final string, data []byte) error {
+// write writes data as the blob dg, at final.
+func (d *Dir) write(dg Digest, final string, data []byte) error {
 	// The lock makes this process the folder's only writer, so a counter
 	// names temporary files uniquely; created read-only, written through
 	// the descriptor opened for writing.
@@ -279,7 +280,7 @@ func (d *Dir) write(final string, data []byte) error {
 	}
 	st := &fileState{size: int64(len(data)), mtime: fi.ModTime().UnixNano(), verified: true}
 	d.mu.Lock()
-	d.present[Digest(Algorithm+":"+filepath.Base(final))] = st
+	d.present[dg] = st // the caller's string, not another copy of it
 	d.mu.Unlock()
 	return nil
 }

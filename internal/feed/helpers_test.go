@@ -94,7 +94,6 @@ func skillVersion(name, version string, files ...resource) *item.SkillVersion {
 		}
 		slices.SortFunc(v.Resources, func(a, b item.Resource) int { return strings.Compare(a.Path, b.Path) })
 	}
-	v.IndexResources()
 	return v
 }
 

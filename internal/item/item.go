@@ -9,6 +9,8 @@ package item
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -29,7 +31,7 @@ type Item[V Version] struct {
 	Name     string
 	Versions []V // newest first
 	Latest   V
-	byVer    map[string]V
+	byVer    map[string]V // by version, for an item of more than versionsScanned
 }
 
 // Skill and Agent are the two kinds of item.
@@ -40,16 +42,33 @@ type (
 
 // Version returns the named version of it.
 func (it *Item[V]) Version(v string) (V, bool) {
-	iv, ok := it.byVer[v]
-	return iv, ok
+	if it.byVer != nil {
+		iv, ok := it.byVer[v]
+		return iv, ok
+	}
+	for _, iv := range it.Versions {
+		if iv.Info().Version == v {
+			return iv, true
+		}
+	}
+	var none V
+	return none, false
 }
+
+// versionsScanned is how many versions an item looks through for one by
+// name, rather than keeping a map of them: most items have one or two,
+// and a map costs several hundred bytes for every item published.
+const versionsScanned = 8
 
 // New orders versions newest first, picks the latest and returns the item.
 func New[V Version](name string, versions []V) *Item[V] {
 	latest := OrderVersions(versions, func(v V) string { return v.Info().Version })
-	it := &Item[V]{Name: name, Versions: versions, Latest: latest, byVer: make(map[string]V, len(versions))}
-	for _, v := range versions {
-		it.byVer[v.Info().Version] = v
+	it := &Item[V]{Name: name, Versions: versions, Latest: latest}
+	if len(versions) > versionsScanned {
+		it.byVer = make(map[string]V, len(versions))
+		for _, v := range versions {
+			it.byVer[v.Info().Version] = v
+		}
 	}
 	return it
 }
@@ -107,11 +126,10 @@ type SkillVersion struct {
 	// SkillMDSize is the length of the SKILL.md in bytes.
 	SkillMDSize int64
 	Archive     content.Digest // empty for TypeSkillMD
-	Resources   []Resource     // sorted by path; excludes SKILL.md
+	Resources   []Resource     // sorted by path (strings.Compare: Resource searches them); excludes SKILL.md
 	// Subagent is metadata.subagent when it is a valid name: the sub-agent
 	// this skill routes to (routesToSubagent in the native tree).
-	Subagent  string
-	resByPath map[string]*Resource
+	Subagent string
 }
 
 // Digest is the digest of the version's artifact: the archive when it has
@@ -150,8 +168,11 @@ func (v *SkillVersion) Files() []Resource {
 
 // Resource returns the resource file at slash path p.
 func (v *SkillVersion) Resource(p string) (*Resource, bool) {
-	r, ok := v.resByPath[p]
-	return r, ok
+	i, ok := slices.BinarySearchFunc(v.Resources, p, func(r Resource, p string) int { return strings.Compare(r.Path, p) })
+	if !ok {
+		return nil, false
+	}
+	return &v.Resources[i], true
 }
 
 // Resource is one non-SKILL.md file of a skill version.
@@ -173,15 +194,6 @@ func (v *AgentVersion) ArtifactDigest() content.Digest { return v.Digest }
 
 // Blobs lists the digest of the one blob v serves.
 func (v *AgentVersion) Blobs() []content.Digest { return []content.Digest{v.Digest} }
-
-// IndexResources makes v.Resource find v.Resources; call it once they
-// are final.
-func (v *SkillVersion) IndexResources() {
-	v.resByPath = make(map[string]*Resource, len(v.Resources))
-	for i := range v.Resources {
-		v.resByPath[v.Resources[i].Path] = &v.Resources[i]
-	}
-}
 
 // LatestAlias names the latest version in read API paths; no version may
 // be called that.

@@ -257,7 +257,6 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		v.Type = item.TypeArchive
 		v.Archive = zd
 	}
-	v.IndexResources()
 
 	switch {
 	case folderVersion != "":

@@ -26,7 +26,7 @@ func frontmatterJSON(fields []frontmatterField) json.RawMessage {
 		writeNode(&b, f.value)
 	}
 	b.WriteByte('}')
-	return b.Bytes()
+	return bytes.Clone(b.Bytes()) // kept per version: not the buffer's spare capacity too
 }
 
 func writeNode(b *bytes.Buffer, n *yaml.Node) {
