@@ -84,7 +84,7 @@ func NewWatcher(roots Roots, timing WatchTiming, r *Reloader, log *slog.Logger) 
 			return nil, err
 		}
 		w.lost = true
-		log.Warn("cannot watch a root; its watch resumes when it is back (created again, SIGHUP or rescan_interval)", "error", err)
+		log.Warn(lostRootMessage, "error", err)
 	}
 	return w, nil
 }
@@ -192,11 +192,15 @@ func (w *Watcher) watchParents() {
 	}
 }
 
+// lostRootMessage is the log line of a root that cannot be watched, at
+// the set-up or later.
+const lostRootMessage = "cannot watch a root; its watch resumes when it is back (created again, SIGHUP or rescan_interval); meanwhile reloads need SIGHUP, rescan_interval or POST /-/reload"
+
 // rewatchRoots resolves the roots again, saying when a lost one is back.
 func (w *Watcher) rewatchRoots() {
 	if err := w.resolve(); err != nil {
 		if !w.lost {
-			w.log.Warn("cannot watch a root; its watch resumes when it is back (created again, SIGHUP or rescan_interval); meanwhile reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err)
+			w.log.Warn(lostRootMessage, "error", err)
 		}
 		w.lost = true
 		return
