@@ -27,11 +27,13 @@ type lateWatch struct {
 }
 
 // start sets up the watch and runs it until ctx is done; on failure it
-// logs that the watch is unavailable.
+// logs that the watch is unavailable. Either way it then collects the
+// garbage of the first scan (and of the verify) and gives its pages back.
 func (l *lateWatch) start(ctx context.Context, cfg *config.Config, src catalog.Source, reloader *reload.Reloader, log *slog.Logger) {
 	begin := time.Now()
 	w, err := reload.NewWatcher(reload.Roots{Skills: src.SkillsDir, Agents: src.AgentsDir}, reload.WatchTiming{Debounce: cfg.WatchDebounce, MaxWait: cfg.WatchMaxWait}, reloader, log)
 	if err != nil {
+		debug.FreeOSMemory()
 		log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err, "duration", time.Since(begin))
 		return
 	}
@@ -47,12 +49,10 @@ func (l *lateWatch) start(ctx context.Context, cfg *config.Config, src catalog.S
 		w.Rewatch(ctx)
 	}
 	snap, err := reloader.Wait(ctx, reloader.Verify())
+	debug.FreeOSMemory()
 	if err != nil {
 		return // logged by the reload, or shutting down
 	}
-	// A verify that published nothing left a whole snapshot's garbage:
-	// give its pages back, as after the first scan.
-	debug.FreeOSMemory()
 	log.Info("file watch ready", "setup_duration", setUp, "duration", time.Since(begin), "generation", snap.Generation)
 }
 
