@@ -95,9 +95,7 @@ func (r *recorder) count() int { r.mu.Lock(); defer r.mu.Unlock(); return len(r.
 func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 	rec := newRecorder()
 	r := New(rec, slog.New(slog.DiscardHandler), Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go r.Run(ctx)
+	ctx := running(t, r)
 
 	first := r.Request(nil)
 	<-rec.started // reload 1 is running
@@ -132,9 +130,7 @@ func TestRequestsDuringAReloadCoalesceIntoOne(t *testing.T) {
 func TestVerifyCoversChangesAndGivesWayToAFullRescan(t *testing.T) {
 	rec := newRecorder()
 	r := New(rec, slog.New(slog.DiscardHandler), Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go r.Run(ctx)
+	ctx := running(t, r)
 
 	r.Request(nil)
 	<-rec.started // reload 1 is running
@@ -173,9 +169,7 @@ func TestVerifyCoversChangesAndGivesWayToAFullRescan(t *testing.T) {
 func TestWaitNeedsAReloadThatStartedAfterTheRequest(t *testing.T) {
 	rec := newRecorder()
 	r := New(rec, slog.New(slog.DiscardHandler), Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	go r.Run(ctx)
+	ctx := running(t, r)
 	r.Request(nil)
 	<-rec.started
 	late := r.Request(nil) // arrives while reload 1 runs
