@@ -52,9 +52,10 @@ func prefersHTML(r *http.Request) bool {
 // its responses.
 func setPageSecurity(h http.Header) {
 	for _, sh := range page.SecurityHeaders {
-		if h.Get(sh.Name) == "" {
-			h.Set(sh.Name, sh.Value)
+		if sh.Name == "Referrer-Policy" && h.Get(sh.Name) != "" {
+			continue
 		}
+		h.Set(sh.Name, sh.Value)
 	}
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
