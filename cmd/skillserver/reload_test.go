@@ -264,6 +264,11 @@ func TestWatchSurvivesARecreatedRoot(t *testing.T) {
 	if err := os.Rename(fresh, skills); err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		if t.Failed() {
+			t.Log(ts.Logged(t))
+		}
+	}()
 	waitForSkill(t, ts, "recreated", "after the root was re-created")
 	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), fixture.SkillDoc("later", ""))
 	waitForSkill(t, ts, "later", "a skill added to the re-created root")

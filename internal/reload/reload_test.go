@@ -374,6 +374,20 @@ func TestWatcherResumesOnARecreatedRoot(t *testing.T) {
 	}
 }
 
+// TestWatcherSetUpWithoutItsRoot: a watch set up after the first scan may
+// find its root gone (replaced by rm -rf and a copy); the folder that held
+// it is watched, so the root's return asks for a full rescan and is
+// watched.
+func TestWatcherSetUpWithoutItsRoot(t *testing.T) {
+	skills := filepath.Join(t.TempDir(), "skills")
+	rec, _ := watcher(t, Roots{Skills: skills})
+	if err := os.MkdirAll(filepath.Join(skills, "fresh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nextFull(t, rec)
+	expectWatched(t, rec, filepath.Join(skills, "fresh"))
+}
+
 // TestWatcherRewatchesARecreatedHolder: once SIGHUP (Rewatch) resumed the
 // watch after the folder holding the root was deleted and created again,
 // that new folder is watched, so the root deleted and created again later

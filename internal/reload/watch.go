@@ -165,7 +165,9 @@ func (w *Watcher) resolve() error {
 // watch of a re-created root resumes only with Rewatch.
 func (w *Watcher) watchParents() {
 	want := map[string]bool{}
-	for _, root := range []string{w.abs.Skills, w.abs.Agents} {
+	// A root never resolved (gone when the watch was set up) has its
+	// folder as configured watched, so its return is seen.
+	for _, root := range []string{cmp.Or(w.abs.Skills, w.roots.Skills), cmp.Or(w.abs.Agents, w.roots.Agents)} {
 		if dir := filepath.Dir(root); root != "" && dir != root {
 			want[dir] = true
 		}
