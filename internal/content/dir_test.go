@@ -328,3 +328,38 @@ func TestStoreGetUsesTheHotCache(t *testing.T) {
 		t.Error("the large blob was kept in memory")
 	}
 }
+
+// TestScanReadsLeaveTheHotCacheAlone: Store.Read and Builder.Get (the
+// scan's reads) take a blob from the hot cache when it is there, and
+// otherwise read its file without keeping it.
+func TestScanReadsLeaveTheHotCacheAlone(t *testing.T) {
+	d, _ := openDir(t, t.TempDir())
+	d.SetHotBytes(1 << 10)
+	cold, warm := []byte("cold"), []byte("warm")
+	b := NewBuilder(d)
+	for _, data := range [][]byte{cold, warm} {
+		b.PutDigested(Sum(data), data)
+	}
+	if got, ok := b.Get(Sum(cold)); !ok || !bytes.Equal(got, cold) {
+		t.Fatalf("Builder.Get: %q (%v)", got, ok)
+	}
+	s := b.Store()
+	if got, ok := s.Read(Sum(cold)); !ok || !bytes.Equal(got, cold) {
+		t.Fatalf("Store.Read: %q (%v)", got, ok)
+	}
+	if got, ok := s.Get(Sum(warm)); !ok || !bytes.Equal(got, warm) {
+		t.Fatalf("Store.Get: %q (%v)", got, ok)
+	}
+	for _, data := range [][]byte{cold, warm} {
+		hex := Sum(data).Hex()
+		if err := os.Remove(filepath.Join(d.Path(), "blobs", "sha256", hex[:2], hex)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, ok := s.Read(Sum(cold)); ok {
+		t.Errorf("a blob only the scan read was kept hot: %q", got)
+	}
+	if got, ok := s.Read(Sum(warm)); !ok || !bytes.Equal(got, warm) {
+		t.Errorf("Store.Read did not take a hot blob from memory: %q (%v)", got, ok)
+	}
+}

@@ -64,6 +64,20 @@ func (d *Dir) Small(dg Digest, size int64) (data []byte, ok bool, err error) {
 	return data, true, nil
 }
 
+// readThroughHot returns the blob dg from the hot cache when it is there,
+// else reads it (verified) without keeping it.
+func (d *Dir) readThroughHot(dg Digest) ([]byte, error) {
+	if h := d.hot; h != nil {
+		h.mu.Lock()
+		data, ok := h.lru.Peek(dg)
+		h.mu.Unlock()
+		if ok {
+			return data, nil
+		}
+	}
+	return d.Read(dg)
+}
+
 // forget drops dg from the hot cache (a blob swept or found corrupt).
 func (h *hotBlobs) forget(dg Digest) {
 	if h == nil {

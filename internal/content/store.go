@@ -56,6 +56,16 @@ func (s *Store) Get(d Digest) ([]byte, bool) {
 	return data, err == nil
 }
 
+// Read returns the bytes with digest d as Get does, without keeping
+// them in the Dir's hot cache (see blob.read).
+func (s *Store) Read(d Digest) ([]byte, bool) {
+	e, ok := s.lookup(d)
+	if !ok {
+		return nil, false
+	}
+	return e.read(d, s.dir)
+}
+
 // Blob returns the blob with digest d, for serving without reading it
 // whole.
 func (s *Store) Blob(d Digest) (Blob, bool) {
@@ -372,7 +382,18 @@ func (b *Builder) Get(d Digest) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	data, err := Blob{digest: d, size: e.size, data: e.data, dir: b.dir}.Bytes()
+	return e.read(d, b.dir)
+}
+
+// read returns e's bytes (it is the blob d of dir): held in memory, in
+// the hot cache, or read from its file. Unlike Blob.Bytes it leaves the
+// hot cache as it is: the scan's reads (a SKILL.md to parse again, an
+// archive's deflated entries) are not what clients ask for.
+func (e blob) read(d Digest, dir *Dir) ([]byte, bool) {
+	if e.data != nil || dir == nil {
+		return e.data, true
+	}
+	data, err := dir.readThroughHot(d)
 	return data, err == nil
 }
 

@@ -139,7 +139,7 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		return nil
 	}
 	digest := f.digest
-	a, ps := s.ec.parseAgent(report, name, digest, func() ([]byte, error) { return s.bytesOf(f) }, s.lim.Frontmatter)
+	a, ps := s.ec.parseAgent(rel, report, name, digest, func() ([]byte, error) { return s.bytesOf(f) }, s.lim.Frontmatter)
 	if fileVersion != "" && a.Version != "" && a.Version != fileVersion {
 		ps = append(ps, skill.Errorf(report, skill.RuleVersion, "declared version %q must equal the file name's %q; fix one of them", a.Version, fileVersion))
 	}

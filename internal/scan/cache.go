@@ -38,8 +38,8 @@ type Cache struct {
 type entryCache struct {
 	files  table[cachedFile]
 	zips   table[cachedZip]
-	skills table[parsedSkill] // by SKILL.md path
-	agents table[parsedAgent] // by agent file path
+	skills table[parsedSkill] // by the SKILL.md's path below the root
+	agents table[parsedAgent] // by the agent file's path below the root
 }
 
 func newEntryCache() *entryCache { return &entryCache{} }
@@ -218,14 +218,15 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check
 	return data, f, nil
 }
 
-// parseSkill parses a SKILL.md, or reuses the result for the same bytes.
-// load gives the bytes when they must be parsed.
-func (e *entryScan) parseSkill(path, folder string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.SkillMD, []skill.Problem) {
+// parseSkill parses a SKILL.md (known to the cache by key, its path below
+// the root; path is how problems name it), or reuses the result for the
+// same bytes. load gives the bytes when they must be parsed.
+func (e *entryScan) parseSkill(key, path, folder string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.SkillMD, []skill.Problem) {
 	var prev *table[parsedSkill]
 	if e.prev != nil {
 		prev = &e.prev.skills
 	}
-	return reuseParse(&e.changed, prev, &e.next.skills, path, folder, d, func() (skill.SkillMD, []skill.Problem) {
+	return reuseParse(&e.changed, prev, &e.next.skills, key, folder, d, func() (skill.SkillMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.SkillMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -234,14 +235,14 @@ func (e *entryScan) parseSkill(path, folder string, d content.Digest, load func(
 	})
 }
 
-// parseAgent parses an agent-md file, or reuses the result for the same
-// bytes.
-func (e *entryScan) parseAgent(path, want string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.AgentMD, []skill.Problem) {
+// parseAgent parses an agent-md file (key and path as for parseSkill), or
+// reuses the result for the same bytes.
+func (e *entryScan) parseAgent(key, path, want string, d content.Digest, load func() ([]byte, error), lim skill.Limits) (skill.AgentMD, []skill.Problem) {
 	var prev *table[parsedAgent]
 	if e.prev != nil {
 		prev = &e.prev.agents
 	}
-	return reuseParse(&e.changed, prev, &e.next.agents, path, want, d, func() (skill.AgentMD, []skill.Problem) {
+	return reuseParse(&e.changed, prev, &e.next.agents, key, want, d, func() (skill.AgentMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.AgentMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -250,17 +251,17 @@ func (e *entryScan) parseAgent(path, want string, d content.Digest, load func() 
 	})
 }
 
-// reuseParse returns prev's result for path when it was parsed from the
+// reuseParse returns prev's result for key when it was parsed from the
 // same bytes for the same expected name, else parses and sets changed;
 // either way the result goes into next.
-func reuseParse[T any](changed *bool, prev, next *table[parsed[T]], path, want string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
-	if p, ok := prev.get(path); ok && p.digest == d && p.want == want {
-		next.set(path, p)
+func reuseParse[T any](changed *bool, prev, next *table[parsed[T]], key, want string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
+	if p, ok := prev.get(key); ok && p.digest == d && p.want == want {
+		next.set(key, p)
 		return p.value, p.problems
 	}
 	*changed = true
 	v, ps := parse()
-	next.set(path, parsed[T]{digest: d, want: want, value: v, problems: ps})
+	next.set(key, parsed[T]{digest: d, want: want, value: v, problems: ps})
 	return v, ps
 }
 

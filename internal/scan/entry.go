@@ -45,10 +45,11 @@ type scanBase struct {
 }
 
 // cachedRead is a fileReader through the entry's cache: a file whose stat
-// is unchanged, and whose bytes are at hand, is not read again.
+// is unchanged, and whose bytes are at hand, is not read again. The cache
+// knows a file by its path below the root, whose bytes the item's
+// resource path shares (listFiles).
 func (s *scanBase) cachedRead(f *versionFile, read func() ([]byte, error)) error {
-	report := s.t.report(f.full)
-	data, c, err := s.ec.file(report, f.st, read, func(b []byte) []skill.Problem { return fileChecks(report, f.rel, b) }, s.have)
+	data, c, err := s.ec.file(f.full, f.st, read, func(b []byte) []skill.Problem { return fileChecks(s.t.report(f.full), f.rel, b) }, s.have)
 	if err != nil {
 		return err
 	}
@@ -97,7 +98,7 @@ func (s *scanBase) stored(d content.Digest) ([]byte, bool) {
 	if b, ok := s.blobs.Get(d); ok {
 		return b, true
 	}
-	return s.prevStore().Get(d)
+	return s.prevStore().Read(d)
 }
 
 // put stores f's bytes in the store being built: reused without reading

@@ -201,7 +201,7 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 	var sk skill.SkillMD
 	if md != nil {
 		var mdProbs []skill.Problem
-		sk, mdProbs = s.ec.parseSkill(mdPath, name, md.digest, func() ([]byte, error) { return s.bytesOf(md) }, s.lim.Frontmatter)
+		sk, mdProbs = s.ec.parseSkill(md.full, mdPath, name, md.digest, func() ([]byte, error) { return s.bytesOf(md) }, s.lim.Frontmatter)
 		ps = append(ps, mdProbs...)
 	}
 	if folderVersion != "" && sk.Version != "" && sk.Version != folderVersion {

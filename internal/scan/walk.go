@@ -329,11 +329,18 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 	failed := func() bool {
 		return skill.HasError(ps) || (lim.MaxFiles > 0 && len(files) > lim.MaxFiles) || (lim.MaxTotalBytes > 0 && total > lim.MaxTotalBytes)
 	}
-	var walk func(d *dir, rel string, entries []entry, ancestors []stat)
-	walk = func(d *dir, rel string, entries []entry, ancestors []stat) {
+	// A file's path below v is the tail of its path below the root, so
+	// the two (one kept by the item, the other by the scan cache) share
+	// their bytes.
+	prefix := 0
+	if v.path != "." {
+		prefix = len(v.path) + 1
+	}
+	var walk func(d *dir, entries []entry, ancestors []stat)
+	walk = func(d *dir, entries []entry, ancestors []stat) {
 		for _, e := range entries {
-			childRel := path.Join(rel, e.name)
 			childFull := d.join(e.name)
+			childRel := childFull[prefix:]
 			linked = linked || e.st.isSymlink()
 			st, err := t.resolve(d, e)
 			if err != nil {
@@ -355,7 +362,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 					ps = append(ps, *p)
 					continue
 				}
-				walk(sub, childRel, subEntries, append(ancestors, st))
+				walk(sub, subEntries, append(ancestors, st))
 				sub.close()
 			case st.isRegular():
 				if !skill.ValidResourcePath(childRel) {
@@ -384,7 +391,7 @@ func (t *treeRoot) listFiles(v *dir, vst stat, entries []entry, lim Limits, get 
 			}
 		}
 	}
-	walk(v, ".", entries, []stat{vst})
+	walk(v, entries, []stat{vst})
 	// Walk order puts "a/x.md" before "a-b.md"; published lists and the
 	// archive use byte order of the whole path.
 	slices.SortFunc(files, func(a, b versionFile) int { return strings.Compare(a.rel, b.rel) })
