@@ -172,7 +172,7 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 		// by its newer commit, which the next reload scans.
 		snap.Provenance, snap.AgentsProvenance = checkout(in.log, src.SkillsDir), checkout(in.log, src.AgentsDir)
 	}
-	snap.feed = feed.New(feed.Input{Generation: snap.Generation, Source: snap, Skills: snap.Skills, Agents: snap.Agents,
+	snap.feed = feed.New(feed.Input{Generation: snap.Generation, Source: snap, Files: snap.Store, Skills: snap.Skills, Agents: snap.Agents,
 		Origins:          feed.Origins{Skills: snap.Provenance, Agents: snap.AgentsProvenance},
 		AgentsConfigured: snap.AgentsConfigured, PageSize: src.PageSize, Server: src.Server, Shared: in.docs})
 	snap.ScanDuration = time.Since(start)

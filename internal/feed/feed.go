@@ -37,10 +37,19 @@ type Source interface {
 	Agent(name string) (*item.Agent, bool)
 }
 
+// Files reads the bytes of a published file by digest: the snapshot's
+// store, read without filling its hot cache (content.Store.Read). A
+// version's front matter, which the MCP entries carry whole, is made from
+// its SKILL.md when a document needs it rather than kept in memory.
+type Files interface {
+	Read(d content.Digest) ([]byte, bool)
+}
+
 // Input is what a Feed is made of.
 type Input struct {
 	Generation uint64 // of the snapshot, for the shared document cache
 	Source     Source
+	Files      Files
 	Skills     []*item.Skill // sorted by name
 	Agents     []*item.Agent // sorted by name
 	// AgentsConfigured is false when no sub-agent source is configured:
@@ -66,6 +75,7 @@ type Feed struct {
 // view allows) and the facts documents state about them.
 type published struct {
 	src              Source
+	stored           Files
 	Generation       uint64
 	Skills           []*item.Skill
 	Agents           []*item.Agent
@@ -107,7 +117,7 @@ type renderings struct {
 
 // New returns the feed of in.
 func New(in Input) *Feed {
-	f := &Feed{published: published{src: in.Source, Generation: in.Generation, Skills: in.Skills, Agents: in.Agents,
+	f := &Feed{published: published{src: in.Source, stored: in.Files, Generation: in.Generation, Skills: in.Skills, Agents: in.Agents,
 		AgentsConfigured: in.AgentsConfigured, pageSize: in.PageSize, server: in.Server, origins: in.Origins},
 		renderings: renderings{docs: newDocCache(in.Shared)}}
 	return f
@@ -127,6 +137,15 @@ func (f *Feed) Agent(name string) (*item.Agent, bool) {
 		return nil, false
 	}
 	return f.src.Agent(name)
+}
+
+// readStored reads the published file d; a feed of items made without a
+// scan (Input.Files nil) has none.
+func (f *Feed) readStored(d content.Digest) ([]byte, bool) {
+	if f.stored == nil {
+		return nil, false
+	}
+	return f.stored.Read(d)
 }
 
 // Release drops what the shared document cache holds for this feed and

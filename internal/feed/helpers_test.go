@@ -35,7 +35,7 @@ func scanFeed(t *testing.T, src Tree) (*Feed, *content.Store) {
 	if err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	return New(Input{Generation: 1, Source: r, Skills: r.Skills, Agents: r.Agents,
+	return New(Input{Generation: 1, Source: r, Files: r.Store, Skills: r.Skills, Agents: r.Agents,
 		AgentsConfigured: src.AgentsDir != "", PageSize: src.PageSize, Shared: NewSharedCache(testCacheBytes)}), r.Store
 }
 

@@ -95,7 +95,7 @@ func (f *Feed) MCPSkills() []MCPSkill {
 		f.mcp.latest = make([]MCPSkill, len(f.Skills))
 		var n int64
 		for i, sk := range f.Skills {
-			f.mcp.latest[i] = mcpSkill(sk, sk.Latest, mcpRoot(sk.Name, ""))
+			f.mcp.latest[i] = f.mcpSkill(sk, sk.Latest, mcpRoot(sk.Name, ""))
 			n += int64(len(f.mcp.latest[i].Entry)) + docOverhead
 		}
 		f.docs.bytes.Add(n) // counted with the documents (Bytes)
@@ -121,7 +121,7 @@ func (f *Feed) MCPSkill(uri string) (MCPSkill, bool) {
 		all := f.MCPSkills()
 		return all[sort.Search(len(all), func(i int) bool { return all[i].Name >= sk.Name })], true
 	}
-	return mcpSkill(sk, v, mcpRoot(sk.Name, v.Version)), true
+	return f.mcpSkill(sk, v, mcpRoot(sk.Name, v.Version)), true
 }
 
 // MCPVersions lists every version of the named skill, newest first.
@@ -239,9 +239,14 @@ func mcpRoot(name, version string) string {
 }
 
 // mcpSkill renders v of sk with its files under the folder URI root.
-func mcpSkill(sk *item.Skill, v *item.SkillVersion, root string) MCPSkill {
-	doc := mcpEntryDoc{URI: root + "/" + skill.FileName, Frontmatter: v.Frontmatter,
-		Resources: make([]mcpResourceDoc, 0, 1+len(v.Resources))}
+// The front matter is its SKILL.md's; when those bytes cannot be read
+// (the state directory's file vanished or was tampered with, which the
+// store reports and the next scan mends), the entry carries an empty one.
+func (f *Feed) mcpSkill(sk *item.Skill, v *item.SkillVersion, root string) MCPSkill {
+	doc := mcpEntryDoc{URI: root + "/" + skill.FileName, Resources: make([]mcpResourceDoc, 0, 1+len(v.Resources))}
+	if md, ok := f.readStored(v.SkillMD); ok {
+		doc.Frontmatter = skill.FrontmatterJSON(md)
+	}
 	if doc.Frontmatter == nil {
 		doc.Frontmatter = json.RawMessage("{}")
 	}

@@ -8,7 +8,6 @@
 package item
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -100,9 +99,6 @@ type VersionInfo struct {
 	Path       string
 	Source     string // where the version was read from, for reports
 	Generation uint64 // snapshot generation that read it from disk
-	// Frontmatter is the file's whole front matter as a JSON object, keys
-	// in source order (skill.SkillMD.Frontmatter); nil for a sub-agent.
-	Frontmatter json.RawMessage
 }
 
 // Info returns v itself, for code that serves both kinds of version.

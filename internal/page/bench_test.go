@@ -22,7 +22,7 @@ func benchFeed(b *testing.B, n int) *feed.Feed {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return feed.New(feed.Input{Generation: 1, Source: r, Skills: r.Skills, Shared: feed.NewSharedCache(32 << 20)})
+	return feed.New(feed.Input{Generation: 1, Source: r, Files: r.Store, Skills: r.Skills, Shared: feed.NewSharedCache(32 << 20)})
 }
 
 // BenchmarkCataloguePage renders one page of the catalogue (what the

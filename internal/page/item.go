@@ -78,7 +78,8 @@ func (p *Renderer) Skill(f *feed.Feed, blobs Blobs, base feed.Base, name, versio
 		if src := f.SkillSource(&v.VersionInfo); src != nil {
 			d.Source = newSourceLink(src.Repository, src.Commit, src.Path)
 		}
-		d.License, d.Compatibility = frontmatterString(v.Frontmatter, "license"), frontmatterString(v.Frontmatter, "compatibility")
+		fm := skill.FrontmatterJSON(md)
+		d.License, d.Compatibility = frontmatterString(fm, "license"), frontmatterString(fm, "compatibility")
 		if !f.IsStatic() {
 			d.FetchesHref = f.Prefix() + feed.PathFind + "?q=" + url.QueryEscape(name)
 		}

@@ -220,7 +220,6 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		Name:        name,
 		Description: sk.Description,
 		Metadata:    sk.Metadata,
-		Frontmatter: sk.Frontmatter,
 		Source:      s.t.report(dir),
 		Path:        dir,
 		Generation:  s.generation,

@@ -8,12 +8,30 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// frontmatterJSON is the front matter fields as one JSON object, keys in
-// the order the file wrote them and values typed as YAML 1.2's core
-// schema types them (`version: 1.10` is the number 1.1, `"1.10"` the
-// string): what a host that parses the same block with any YAML library
-// compares against (the MCP skills extension's `frontmatter`). A value
-// JSON cannot hold (.inf, .nan) is its source text.
+// FrontmatterJSON is the front matter of the SKILL.md bytes data as one
+// JSON object: every key, known or not, in the order the file wrote them,
+// and values typed as YAML 1.2's core schema types them (`version: 1.10`
+// is the number 1.1, `"1.10"` the string): what a host that parses the
+// same block with any YAML library compares against (the MCP skills
+// extension's `frontmatter`). A value JSON cannot hold (.inf, .nan) is its
+// source text. It is nil when the block does not parse.
+//
+// It is made from the file's bytes when asked for, not kept beside each
+// published version: data is a published SKILL.md, which ParseSkill
+// accepted within the configured limits, so it is parsed here without
+// them.
+func FrontmatterJSON(data []byte) json.RawMessage {
+	text := bytes.TrimPrefix(data, utf8BOM)
+	if !startsWithDelimiter(text) {
+		return nil
+	}
+	fields, _, err := parseFrontmatter(text, Limits{})
+	if err != nil {
+		return nil
+	}
+	return frontmatterJSON(fields)
+}
+
 func frontmatterJSON(fields []frontmatterField) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -26,7 +44,7 @@ func frontmatterJSON(fields []frontmatterField) json.RawMessage {
 		writeNode(&b, f.value)
 	}
 	b.WriteByte('}')
-	return bytes.Clone(b.Bytes()) // kept per version: not the buffer's spare capacity too
+	return b.Bytes()
 }
 
 func writeNode(b *bytes.Buffer, n *yaml.Node) {

@@ -26,17 +26,17 @@ func TestFrontmatterJSON(t *testing.T) {
 		"nested:\n" +
 		"  - {x: 1, y: [0x1F, -2.5e3]}\n" +
 		"---\nBody.\n"
-	s, ps := ParseSkill("skills/demo/SKILL.md", "demo", []byte(data), Limits{})
-	for _, p := range ps {
-		t.Logf("problem: %v", p)
-	}
+	fm := FrontmatterJSON([]byte(data))
 	want := `{"name":"demo","description":"Uses <b> & \"quotes\" and ünïcode","license":"MIT","version":1.1,` +
 		`"metadata":{"version":"1.10","tags":["a","b"],"count":3,"ok":true,"none":null,"when":"2026-01-02","far":".inf"},"nested":[{"x":1,"y":[31,-2500]}]}`
-	if string(s.Frontmatter) != want {
-		t.Errorf("front matter\n got %s\nwant %s", s.Frontmatter, want)
+	if string(fm) != want {
+		t.Errorf("front matter\n got %s\nwant %s", fm, want)
+	}
+	if withBOM := FrontmatterJSON(append([]byte("\xEF\xBB\xBF"), data...)); string(withBOM) != want {
+		t.Errorf("front matter after a byte order mark\n got %s\nwant %s", withBOM, want)
 	}
 	var v map[string]any
-	if err := json.Unmarshal(s.Frontmatter, &v); err != nil {
+	if err := json.Unmarshal(fm, &v); err != nil {
 		t.Fatalf("not JSON: %v", err)
 	}
 	if !reflect.DeepEqual(v["metadata"].(map[string]any)["tags"], []any{"a", "b"}) {
@@ -46,8 +46,9 @@ func TestFrontmatterJSON(t *testing.T) {
 
 // A block that does not parse publishes nothing.
 func TestFrontmatterJSONOnlyWhenParsed(t *testing.T) {
-	s, _ := ParseSkill("skills/demo/SKILL.md", "demo", []byte("---\nname: [demo\n---\n"), Limits{})
-	if s.Frontmatter != nil {
-		t.Errorf("front matter %s of a block that does not parse", s.Frontmatter)
+	for _, data := range []string{"---\nname: [demo\n---\n", "no block\n", "---\nname: a\n--- b\n---\n"} {
+		if fm := FrontmatterJSON([]byte(data)); fm != nil {
+			t.Errorf("front matter %s of %q, which does not parse", fm, data)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package skill
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,9 +24,6 @@ type SkillMD struct {
 	// Version is the declared version (metadata.version, else a top-level
 	// version), or "" when none is declared.
 	Version string
-	// Frontmatter is the whole front matter block as a JSON object
-	// (frontmatterJSON): every key, known or not, as written.
-	Frontmatter json.RawMessage
 }
 
 var skillKeys = map[string]bool{
@@ -63,7 +59,6 @@ func ParseSkill(path, folder string, data []byte, lim Limits) (SkillMD, []Proble
 		return s, ps
 	}
 
-	s.Frontmatter = frontmatterJSON(fields)
 	var topVersion string
 	var haveTop bool
 	for _, f := range fields {
