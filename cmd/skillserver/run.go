@@ -125,13 +125,14 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	bi := build()
 	m := metrics.New(metrics.Build{Version: build().Version, Commit: commit, GoVersion: runtime.Version(), KernelBytes: transport.KernelBytes})
 	restoreGC := collectLessWhileRestarting()
-	defer restoreGC()
+	defer func() { restoreGC() }()
 	st, err := openState(cfg, src, log, m)
 	if err != nil {
 		return err
 	}
 	if st.cache.Len() == 0 {
 		restoreGC() // a cold start
+		restoreGC = collectMoreWhileScanningCold()
 	}
 	defer st.close()
 	cat := catalog.New(src, log, catalog.Options{Retention: cfg.Retention, RetentionMaxBytes: cfg.RetentionBytes, Blobs: st.blobs, Cache: st.cache,

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +172,39 @@ func TestStateDirRefusals(t *testing.T) {
 	url, digest := archiveOf(t, ts)
 	if _, b := fixture.Get(t, url); fixture.SHA(b) != digest {
 		t.Errorf("auto in memory serves an archive of digest %s, want %s", fixture.SHA(b), digest)
+	}
+}
+
+// TestFirstScanGC: a restart raises the collector's target to
+// restartGCPercent and a cold start lowers it to coldScanGCPercent, each
+// leaving a GOGC set further that way, or off, as it is; restoring puts
+// the configured target back.
+func TestFirstScanGC(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		configured int
+		set        func() func()
+		want       int
+	}{
+		{"restart raises the default", 100, collectLessWhileRestarting, restartGCPercent},
+		{"restart keeps a higher target", 2 * restartGCPercent, collectLessWhileRestarting, 2 * restartGCPercent},
+		{"restart keeps the collector off", -1, collectLessWhileRestarting, -1},
+		{"cold start lowers the default", 100, collectMoreWhileScanningCold, coldScanGCPercent},
+		{"cold start keeps a lower target", coldScanGCPercent / 2, collectMoreWhileScanningCold, coldScanGCPercent / 2},
+		{"cold start keeps the collector off", -1, collectMoreWhileScanningCold, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := debug.SetGCPercent(tc.configured)
+			defer debug.SetGCPercent(orig)
+			restore := tc.set()
+			if got := debug.SetGCPercent(tc.want); got != tc.want {
+				t.Errorf("GOGC %d during the first scan, want %d", got, tc.want)
+			}
+			restore()
+			restore()
+			if got := debug.SetGCPercent(tc.configured); got != tc.configured {
+				t.Errorf("GOGC %d after, want the configured %d", got, tc.configured)
+			}
+		})
 	}
 }
