@@ -4,9 +4,11 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"crypto/sha256"
 	"errors"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -185,5 +187,23 @@ func TestStore(t *testing.T) {
 	}
 	if got, ok := s.Get(d1); !ok || string(got) != "one" {
 		t.Errorf("Get = %q, %v", got, ok)
+	}
+}
+
+// A digest's bytes, as a Dir keys it, give the digest back; what is not a
+// canonical digest has none.
+func TestDigestSum(t *testing.T) {
+	d := Sum([]byte("x"))
+	s, ok := d.sum()
+	if !ok || s.Digest() != d || s != sha256.Sum256([]byte("x")) {
+		t.Fatalf("sum of %s: %x %v", d, s, ok)
+	}
+	for _, bad := range []Digest{"", "sha256:", Digest("sha256:" + strings.ToUpper(d.Hex())), d[:len(d)-1], d + "0", Digest("sha256:" + strings.Repeat("g", 64))} {
+		if _, ok := bad.sum(); ok {
+			t.Errorf("%q has a sum", bad)
+		}
+	}
+	if testing.AllocsPerRun(10, func() { d.sum() }) != 0 {
+		t.Error("taking a digest's sum allocates")
 	}
 }

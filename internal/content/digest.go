@@ -24,8 +24,8 @@ var ErrInvalidDigest = errors.New("invalid digest")
 
 // Sum returns the digest of b.
 func Sum(b []byte) Digest {
-	sum := sha256.Sum256(b)
-	return Digest(Algorithm + ":" + hex.EncodeToString(sum[:]))
+	h := sha256.Sum256(b)
+	return Digest(Algorithm + ":" + hex.EncodeToString(h[:]))
 }
 
 // ParseDigest accepts "sha256:<hex>" or a bare "<hex>" and returns the
@@ -33,17 +33,53 @@ func Sum(b []byte) Digest {
 // so the server never treats it as the same digest.
 func ParseDigest(s string) (Digest, error) {
 	hexPart := strings.TrimPrefix(s, Algorithm+":")
-	if len(hexPart) != 64 {
+	if !isDigestHex(hexPart) {
 		return "", fmt.Errorf("%w: %q: want %s:<64 lowercase hex>", ErrInvalidDigest, s, Algorithm)
-	}
-	for i := 0; i < len(hexPart); i++ {
-		c := hexPart[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return "", fmt.Errorf("%w: %q: want %s:<64 lowercase hex>", ErrInvalidDigest, s, Algorithm)
-		}
 	}
 	return Digest(Algorithm + ":" + hexPart), nil
 }
+
+// isDigestHex reports whether h is 64 lowercase hex digits.
+func isDigestHex(h string) bool {
+	if len(h) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// sum is a digest's 32 bytes: how a Dir keys the blobs it holds, without
+// a string of 71 characters each.
+type sum [sha256.Size]byte
+
+// sum returns d's bytes; ok is false for a string that is not a digest.
+func (d Digest) sum() (sum, bool) { return hexSum(d.Hex()) }
+
+// hexSum is the digest whose hex part is h: 64 lowercase hex digits.
+// It decodes in place (hex.Decode would take a copy of h per call: Dir.Has
+// runs for every file of a scan).
+func hexSum(h string) (s sum, ok bool) {
+	if !isDigestHex(h) {
+		return s, false
+	}
+	nibble := func(c byte) byte {
+		if c <= '9' {
+			return c - '0'
+		}
+		return c - 'a' + 10
+	}
+	for i := range s {
+		s[i] = nibble(h[2*i])<<4 | nibble(h[2*i+1])
+	}
+	return s, true
+}
+
+// Digest is the digest whose bytes are s.
+func (s sum) Digest() Digest { return Digest(Algorithm + ":" + hex.EncodeToString(s[:])) }
 
 // Hex returns the hex part of d.
 func (d Digest) Hex() string { return strings.TrimPrefix(string(d), Algorithm+":") }

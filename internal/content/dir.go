@@ -38,7 +38,7 @@ type Dir struct {
 	lock  *flock.Flock
 
 	mu      sync.Mutex
-	present map[Digest]*fileState
+	present map[sum]fileState
 
 	tmpSeq atomic.Int64 // names of temporary files
 
@@ -116,7 +116,7 @@ const (
 // unreadable blob, and the first write failure after a success.
 func OpenDir(path string, report func(Fault)) (*Dir, error) {
 	d := &Dir{path: path, blobs: filepath.Join(path, blobsName, Algorithm), tmp: filepath.Join(path, tmpName),
-		present: map[Digest]*fileState{}, report: report}
+		present: map[sum]fileState{}, report: report}
 	d.writing.Store(true)
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, err
@@ -166,9 +166,8 @@ func (d *Dir) list() error {
 			return err
 		}
 		for _, n := range names {
-			dg, err := ParseDigest(n.Name())
-			if err == nil && n.Type().IsRegular() && dg.Hex()[:2] == s.Name() {
-				d.present[dg] = &fileState{size: -1}
+			if k, ok := hexSum(n.Name()); ok && n.Type().IsRegular() && n.Name()[:2] == s.Name() {
+				d.present[k] = fileState{size: -1}
 			}
 		}
 	}
@@ -194,9 +193,13 @@ func (d *Dir) file(dg Digest) string {
 // Has reports whether the directory holds a blob named dg (not yet
 // verified, if this process has not opened it).
 func (d *Dir) Has(dg Digest) bool {
+	k, ok := dg.sum()
+	if !ok {
+		return false
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_, ok := d.present[dg]
+	_, ok = d.present[k]
 	return ok
 }
 
@@ -278,10 +281,7 @@ func (d *Dir) write(dg Digest, final string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	st := &fileState{size: int64(len(data)), mtime: fi.ModTime().UnixNano(), verified: true}
-	d.mu.Lock()
-	d.present[dg] = st // the caller's string, not another copy of it
-	d.mu.Unlock()
+	d.record(dg, fileState{size: int64(len(data)), mtime: fi.ModTime().UnixNano(), verified: true})
 	return nil
 }
 
@@ -304,9 +304,10 @@ func (d *Dir) Open(dg Digest) (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	k, _ := dg.sum()
 	d.mu.Lock()
-	st := d.present[dg]
-	ok := st != nil && st.verified && st.size == size && st.mtime == mtime
+	st, ok := d.present[k]
+	ok = ok && st.verified && st.size == size && st.mtime == mtime
 	d.mu.Unlock()
 	if ok {
 		return f, size, nil
@@ -334,9 +335,7 @@ func (d *Dir) verify(dg Digest, path string, f *os.File, size, mtime int64) erro
 		d.corrupt(dg, path)
 		return fmt.Errorf("%s: %w", path, ErrCorrupt)
 	}
-	d.mu.Lock()
-	d.present[dg] = &fileState{size: size, mtime: mtime, verified: true}
-	d.mu.Unlock()
+	d.record(dg, fileState{size: size, mtime: mtime, verified: true})
 	return nil
 }
 
@@ -358,17 +357,13 @@ func (d *Dir) Read(dg Digest) ([]byte, error) {
 // lost forgets a blob that could not be opened or read, so that the next
 // scan writes it again.
 func (d *Dir) lost(dg Digest, path string, err error) {
-	d.mu.Lock()
-	delete(d.present, dg)
-	d.mu.Unlock()
+	d.forget(dg)
 	d.fault(Fault{Kind: FaultRead, Digest: dg, Path: path, Err: err})
 }
 
 func (d *Dir) corrupt(dg Digest, path string) {
 	d.hot.forget(dg)
-	d.mu.Lock()
-	delete(d.present, dg)
-	d.mu.Unlock()
+	d.forget(dg)
 	err := os.Remove(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		err = nil
@@ -376,15 +371,33 @@ func (d *Dir) corrupt(dg Digest, path string) {
 	d.fault(Fault{Kind: FaultCorrupt, Digest: dg, Path: path, Err: errors.Join(ErrCorrupt, err)})
 }
 
+// record notes what is known of the file of the blob dg.
+func (d *Dir) record(dg Digest, st fileState) {
+	if k, ok := dg.sum(); ok {
+		d.mu.Lock()
+		d.present[k] = st
+		d.mu.Unlock()
+	}
+}
+
+// forget notes that the blob dg has no file.
+func (d *Dir) forget(dg Digest) {
+	if k, ok := dg.sum(); ok {
+		d.mu.Lock()
+		delete(d.present, k)
+		d.mu.Unlock()
+	}
+}
+
 // Sweep removes every blob keep does not want and returns how many it
 // removed. keep is called with d's lock held: it must not call d.
 func (d *Dir) Sweep(keep func(Digest) bool) (int, error) {
 	d.mu.Lock()
 	var gone []Digest
-	for dg := range d.present {
-		if !keep(dg) {
+	for k := range d.present {
+		if dg := k.Digest(); !keep(dg) {
 			gone = append(gone, dg)
-			delete(d.present, dg)
+			delete(d.present, k)
 		}
 	}
 	d.mu.Unlock()

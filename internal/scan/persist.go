@@ -359,6 +359,7 @@ func toDisk(e *entryCache) diskEntry {
 }
 
 func (d diskEntry) fromDisk() *entryCache {
+	d.shareDigests()
 	return &entryCache{
 		files: rowsIn(d.Files, func(f diskFile) cachedFile {
 			return cachedFile{size: f.Size, mtime: f.Mtime, inode: f.Inode, readAt: f.ReadAt, digest: f.Digest, problems: f.Problems}
@@ -368,5 +369,34 @@ func (d diskEntry) fromDisk() *entryCache {
 		}),
 		skills: rowsIn(d.Skills, parsedIn[skill.SkillMD]),
 		agents: rowsIn(d.Agents, parsedIn[skill.AgentMD]),
+	}
+}
+
+// shareDigests makes each file digest d repeats (as the key of the file's
+// deflated bytes in an archive, beside the parse of its SKILL.md or agent
+// file) the string of the file's own row, as a scan that read the files
+// leaves them: gob decodes each occurrence into a string of its own.
+func (d diskEntry) shareDigests() {
+	files := make(map[content.Digest]content.Digest, len(d.Files))
+	for _, f := range d.Files {
+		files[f.Value.Digest] = f.Value.Digest
+	}
+	share := func(dg *content.Digest) {
+		if f, ok := files[*dg]; ok {
+			*dg = f
+		}
+	}
+	for _, z := range d.Zips {
+		for i := range z.Value.Deflated {
+			dg := content.Digest(z.Value.Deflated[i].Key)
+			share(&dg)
+			z.Value.Deflated[i].Key = string(dg)
+		}
+	}
+	for i := range d.Skills {
+		share(&d.Skills[i].Value.Digest)
+	}
+	for i := range d.Agents {
+		share(&d.Agents[i].Value.Digest)
 	}
 }
