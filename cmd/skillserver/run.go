@@ -130,9 +130,10 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if st.cache.Len() == 0 {
-		restoreGC() // a cold start
-		restoreGC = collectMoreWhileScanningCold()
+	restarting := st.cache.Len() > 0
+	if !restarting {
+		restoreGC()
+		restoreGC = collectMoreWhileSettling()
 	}
 	defer st.close()
 	cat := catalog.New(src, log, catalog.Options{Retention: cfg.Retention, RetentionMaxBytes: cfg.RetentionBytes, Blobs: st.blobs, Cache: st.cache,
@@ -287,14 +288,23 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	// whole collection of the heap (half a second at 100,000 skills), and
 	// the resident set settles at what the snapshot holds
 	// (docs/benchmarks.md, "Memory"): by the file watch, after the verify
-	// that follows its set-up, or here without one.
-	restoreGC()
+	// that follows its set-up, or here without one. Until then the
+	// collector runs at settleGCPercent; the configured target is back
+	// once settled.
+	if restarting {
+		restoreGC()
+		restoreGC = collectMoreWhileSettling()
+	}
+	settled := func() {
+		debug.FreeOSMemory()
+		restoreGC()
+	}
 	go reloader.Run(runCtx)
 	api.SetReady(true)
 	if cfg.Watch && (src.SkillsDir != "" || src.AgentsDir != "") {
-		go watch.start(runCtx, cfg, src, reloader, log)
+		go watch.start(runCtx, cfg, src, reloader, log, settled)
 	} else {
-		go debug.FreeOSMemory()
+		go settled()
 	}
 	if ready, ok := ctx.Value(readyKey{}).(func(addr string)); ok {
 		ready(ln.Addr().String())

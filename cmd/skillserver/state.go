@@ -109,17 +109,20 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 // is most of what it allocates.
 const restartGCPercent = 400
 
-// coldScanGCPercent is the collector's target while a cold start scans
-// the tree. Its garbage (every file read, every archive deflated, the
-// YAML parser's nodes) is allocated among the records the snapshot
-// keeps, in the same size classes. What a collection frees during the
-// scan is filled again, but what the last one frees stays as holes in
-// spans the snapshot still uses, which the runtime can neither move nor
-// give back: the more garbage piles up between two collections, the more
-// such holes. On 10,000 small skills the holes were 16 MB at GOGC 100,
-// 12 MB at 50 and 8 MB at 25, for a snapshot of 37 MB, with no slower
-// start (docs/benchmarks.md, "Memory").
-const coldScanGCPercent = 25
+// settleGCPercent is the collector's target while the server settles:
+// from a cold start until its first scan's garbage is collected (after
+// the file watch's verify, see lateWatch), and from a restart's readiness
+// until then. A scan's garbage (every file read, every archive deflated,
+// the YAML parser's nodes, a verify's snapshot that is not published) is
+// allocated among the records the snapshot keeps, in the same size
+// classes. What a collection frees is filled again, but what the last
+// one frees stays as holes in spans the snapshot still uses, which the
+// runtime can neither move nor give back: the more garbage piles up
+// between two collections, the more such holes. On 10,000 small skills,
+// for a snapshot of 38 MB, the holes were 13 MB with the target at 100
+// throughout, 7 MB at 25, and 5 MB at 10, which started slower
+// (docs/benchmarks.md, "Memory").
+const settleGCPercent = 25
 
 // collectLessWhileRestarting raises the collector's target to
 // restartGCPercent, unless GOGC is higher or off, and returns what puts
@@ -128,11 +131,11 @@ func collectLessWhileRestarting() (restore func()) {
 	return firstScanGC(func(prev int) bool { return prev >= 0 && prev < restartGCPercent }, restartGCPercent)
 }
 
-// collectMoreWhileScanningCold lowers the collector's target to
-// coldScanGCPercent, unless GOGC is lower or off, and returns what puts
+// collectMoreWhileSettling lowers the collector's target to
+// settleGCPercent, unless GOGC is lower or off, and returns what puts
 // the configured one back (safe to call more than once).
-func collectMoreWhileScanningCold() (restore func()) {
-	return firstScanGC(func(prev int) bool { return prev > coldScanGCPercent }, coldScanGCPercent)
+func collectMoreWhileSettling() (restore func()) {
+	return firstScanGC(func(prev int) bool { return prev > settleGCPercent }, settleGCPercent)
 }
 
 // firstScanGC sets the collector's target to percent when override says

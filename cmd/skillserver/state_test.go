@@ -176,7 +176,7 @@ func TestStateDirRefusals(t *testing.T) {
 }
 
 // TestFirstScanGC: a restart raises the collector's target to
-// restartGCPercent and a cold start lowers it to coldScanGCPercent, each
+// restartGCPercent and a cold start lowers it to settleGCPercent, each
 // leaving a GOGC set further that way, or off, as it is; restoring puts
 // the configured target back.
 func TestFirstScanGC(t *testing.T) {
@@ -189,9 +189,9 @@ func TestFirstScanGC(t *testing.T) {
 		{"restart raises the default", 100, collectLessWhileRestarting, restartGCPercent},
 		{"restart keeps a higher target", 2 * restartGCPercent, collectLessWhileRestarting, 2 * restartGCPercent},
 		{"restart keeps the collector off", -1, collectLessWhileRestarting, -1},
-		{"cold start lowers the default", 100, collectMoreWhileScanningCold, coldScanGCPercent},
-		{"cold start keeps a lower target", coldScanGCPercent / 2, collectMoreWhileScanningCold, coldScanGCPercent / 2},
-		{"cold start keeps the collector off", -1, collectMoreWhileScanningCold, -1},
+		{"settling lowers the default", 100, collectMoreWhileSettling, settleGCPercent},
+		{"settling keeps a lower target", settleGCPercent / 2, collectMoreWhileSettling, settleGCPercent / 2},
+		{"settling keeps the collector off", -1, collectMoreWhileSettling, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			orig := debug.SetGCPercent(tc.configured)

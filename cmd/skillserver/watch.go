@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -27,13 +26,14 @@ type lateWatch struct {
 }
 
 // start sets up the watch and runs it until ctx is done; on failure it
-// logs that the watch is unavailable. Either way it then collects the
-// garbage of the first scan (and of the verify) and gives its pages back.
-func (l *lateWatch) start(ctx context.Context, cfg *config.Config, src catalog.Source, reloader *reload.Reloader, log *slog.Logger) {
+// logs that the watch is unavailable. Either way it then calls settled,
+// which collects the garbage of the first scan (and of the verify), gives
+// its pages back and puts the collector's configured target back.
+func (l *lateWatch) start(ctx context.Context, cfg *config.Config, src catalog.Source, reloader *reload.Reloader, log *slog.Logger, settled func()) {
 	begin := time.Now()
 	w, err := reload.NewWatcher(reload.Roots{Skills: src.SkillsDir, Agents: src.AgentsDir}, reload.WatchTiming{Debounce: cfg.WatchDebounce, MaxWait: cfg.WatchMaxWait}, reloader, log)
 	if err != nil {
-		debug.FreeOSMemory()
+		settled()
 		log.Warn("file watch unavailable; reloads need SIGHUP, rescan_interval or POST /-/reload", "error", err, "duration", time.Since(begin))
 		return
 	}
@@ -49,7 +49,7 @@ func (l *lateWatch) start(ctx context.Context, cfg *config.Config, src catalog.S
 		w.Rewatch(ctx)
 	}
 	snap, err := reloader.Wait(ctx, reloader.Verify())
-	debug.FreeOSMemory()
+	settled()
 	if err != nil {
 		return // logged by the reload, or shutting down
 	}

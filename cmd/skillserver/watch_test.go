@@ -37,7 +37,8 @@ func TestLateWatchVerifiesWhatItMissed(t *testing.T) {
 	mustWrite(t, filepath.Join(skills, "missed", "SKILL.md"), fixture.SkillDoc("missed", "")) // no watch yet: no event
 	cfg := &config.Config{Watch: true, WatchDebounce: 10 * time.Millisecond, WatchMaxWait: time.Second}
 	var watch lateWatch
-	go watch.start(ctx, cfg, src, reloader, log)
+	var settled atomic.Int32
+	go watch.start(ctx, cfg, src, reloader, log, func() { settled.Add(1) })
 	published := func(name string) func() error {
 		return func() error {
 			if _, ok := cat.Current().Skill(name); !ok {
@@ -50,6 +51,12 @@ func TestLateWatchVerifiesWhatItMissed(t *testing.T) {
 	if gen := cat.Current().Generation; gen != 2 {
 		t.Errorf("generation %d after the verify, want 2", gen)
 	}
+	fixture.Eventually(t, 5*time.Second, "the server settled once the verify is done", func() error {
+		if n := settled.Load(); n != 1 {
+			return fmt.Errorf("settled %d times", n)
+		}
+		return nil
+	})
 	mustWrite(t, filepath.Join(skills, "later", "SKILL.md"), fixture.SkillDoc("later", ""))
 	fixture.Eventually(t, 20*time.Second, "the watch publishes a skill written after it", published("later"))
 	// A reload is reported just after it is published.
