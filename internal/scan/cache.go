@@ -56,7 +56,7 @@ type cachedFile struct {
 	size   int64
 	mtime  int64
 	inode  uint64
-	readAt time.Time
+	readAt int64 // when the file was read, in Unix nanoseconds
 	digest content.Digest
 	// problems are what the per-file rules found in the bytes (see
 	// fileChecks): kept, so an unchanged file is not read to check it.
@@ -72,10 +72,10 @@ type cachedZip struct {
 }
 
 // parsed is a front matter parse result, valid for the same bytes
-// (digest) parsed for the same expected name (the folder or file name).
+// (digest). The name the file must declare (its folder's or its own) is
+// part of the path it is kept under, so it needs no check of its own.
 type parsed[T any] struct {
 	digest   content.Digest
-	want     string
 	value    T
 	problems []skill.Problem
 }
@@ -195,13 +195,13 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check
 		old, known = e.prev.files.get(key)
 	}
 	if known && old.size == st.size && old.mtime == st.modNanos() && old.inode == st.ino &&
-		st.modTime.Before(old.readAt.Add(-inDoubt)) && // else modified around the read: confirm by digest
+		st.modNanos() < old.readAt-int64(inDoubt) && // else modified around the read: confirm by digest
 		have(old.digest, old.size) {
 		e.c.hits.Add(1)
 		e.next.files.set(key, old)
 		return nil, old, nil
 	}
-	readAt := time.Now()
+	readAt := time.Now().UnixNano()
 	data, err = read()
 	if err != nil {
 		return nil, cachedFile{}, err
@@ -226,7 +226,7 @@ func (e *entryScan) parseSkill(key, path, folder string, d content.Digest, load 
 	if e.prev != nil {
 		prev = &e.prev.skills
 	}
-	return reuseParse(&e.changed, prev, &e.next.skills, key, folder, d, func() (skill.SkillMD, []skill.Problem) {
+	return reuseParse(&e.changed, prev, &e.next.skills, key, d, func() (skill.SkillMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.SkillMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -242,7 +242,7 @@ func (e *entryScan) parseAgent(key, path, want string, d content.Digest, load fu
 	if e.prev != nil {
 		prev = &e.prev.agents
 	}
-	return reuseParse(&e.changed, prev, &e.next.agents, key, want, d, func() (skill.AgentMD, []skill.Problem) {
+	return reuseParse(&e.changed, prev, &e.next.agents, key, d, func() (skill.AgentMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.AgentMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -252,16 +252,16 @@ func (e *entryScan) parseAgent(key, path, want string, d content.Digest, load fu
 }
 
 // reuseParse returns prev's result for key when it was parsed from the
-// same bytes for the same expected name, else parses and sets changed;
-// either way the result goes into next.
-func reuseParse[T any](changed *bool, prev, next *table[parsed[T]], key, want string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
-	if p, ok := prev.get(key); ok && p.digest == d && p.want == want {
+// same bytes, else parses and sets changed; either way the result goes
+// into next.
+func reuseParse[T any](changed *bool, prev, next *table[parsed[T]], key string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
+	if p, ok := prev.get(key); ok && p.digest == d {
 		next.set(key, p)
 		return p.value, p.problems
 	}
 	*changed = true
 	v, ps := parse()
-	next.set(key, parsed[T]{digest: d, want: want, value: v, problems: ps})
+	next.set(key, parsed[T]{digest: d, value: v, problems: ps})
 	return v, ps
 }
 

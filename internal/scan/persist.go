@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/skill"
@@ -299,7 +298,7 @@ type diskRow[T any] struct {
 type diskFile struct {
 	Size, Mtime int64
 	Inode       uint64
-	ReadAt      time.Time
+	ReadAt      int64 // Unix nanoseconds
 	Digest      content.Digest
 	Problems    []skill.Problem
 }
@@ -312,7 +311,6 @@ type diskZip struct {
 
 type diskParsed[T any] struct {
 	Digest   content.Digest
-	Want     string
 	Value    T
 	Problems []skill.Problem
 }
@@ -338,11 +336,11 @@ func rowsIn[D, T any](rows []diskRow[D], conv func(D) T) table[T] {
 func same[T any](v T) T { return v }
 
 func parsedOut[T any](p parsed[T]) diskParsed[T] {
-	return diskParsed[T]{Digest: p.digest, Want: p.want, Value: p.value, Problems: p.problems}
+	return diskParsed[T]{Digest: p.digest, Value: p.value, Problems: p.problems}
 }
 
 func parsedIn[T any](p diskParsed[T]) parsed[T] {
-	return parsed[T]{digest: p.Digest, want: p.Want, value: p.Value, problems: p.Problems}
+	return parsed[T]{digest: p.Digest, value: p.Value, problems: p.Problems}
 }
 
 func toDisk(e *entryCache) diskEntry {

@@ -287,7 +287,7 @@ func TestReadShardSharesDigests(t *testing.T) {
 	z.deflated.set(string(res), content.Span{Off: 3, Len: 4})
 	z.deflated.freeze()
 	e.zips.set("key", z)
-	e.skills.set("demo/SKILL.md", parsedSkill{digest: md, want: "demo"})
+	e.skills.set("demo/SKILL.md", parsedSkill{digest: md})
 	e.freeze()
 	dir := t.TempDir()
 	path := shardPath(dir, 0)

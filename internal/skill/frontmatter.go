@@ -280,7 +280,6 @@ func stringMap(n *yaml.Node) (Meta, error) {
 				}
 				e.List = append(e.List, s)
 			}
-			e.Value = strings.Join(e.List, ", ")
 		default:
 			return nil, fmt.Errorf("key %q: value must be a string or a list of strings, not a mapping", k)
 		}

@@ -123,7 +123,7 @@ func renderMetadata(meta Meta) map[string]any {
 func metaValues(meta Meta) []string {
 	var out []string
 	for _, e := range meta {
-		out = append(out, e.Value)
+		out = append(out, e.String())
 	}
 	return out
 }

@@ -16,12 +16,20 @@ type Meta []MetaEntry
 // MetaEntry is one key of a Meta.
 type MetaEntry struct {
 	Key string
-	// Value is the value as a string: a YAML list's items joined with
-	// ", ".
+	// Value is a scalar's value; "" for a list, whose value (String) is
+	// made from its items when asked for rather than kept beside them.
 	Value string
 	// List holds a YAML list's items, so an item holding a comma ("Review
 	// this, then that") stays one item; nil for a scalar.
 	List []string
+}
+
+// String is e's value as a string: a YAML list's items joined with ", ".
+func (e MetaEntry) String() string {
+	if e.List != nil {
+		return strings.Join(e.List, ", ")
+	}
+	return e.Value
 }
 
 func (m Meta) find(key string) (MetaEntry, bool) {
@@ -35,7 +43,7 @@ func (m Meta) find(key string) (MetaEntry, bool) {
 // Get returns the value of key, and whether m has it.
 func (m Meta) Get(key string) (string, bool) {
 	e, ok := m.find(key)
-	return e.Value, ok
+	return e.String(), ok
 }
 
 // Items returns the items of key when its value was a YAML list.
@@ -60,7 +68,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		}
 		b.Truncate(b.Len() - 1) // Encode's newline
 		b.WriteByte(':')
-		if err := enc.Encode(e.Value); err != nil {
+		if err := enc.Encode(e.String()); err != nil {
 			return nil, err
 		}
 		b.Truncate(b.Len() - 1)
