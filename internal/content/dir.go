@@ -53,11 +53,11 @@ type Dir struct {
 }
 
 // fileState is what is known of a blob's file: its size and modification
-// time when it was last verified (or written) by this process.
+// time when it was last verified (or written) by this process; a blob
+// only listed, not yet verified, has size -1, which no file matches.
 type fileState struct {
-	size     int64
-	mtime    int64 // nanoseconds
-	verified bool
+	size  int64
+	mtime int64 // nanoseconds
 }
 
 // FaultKind names what went wrong with a blob of a Dir.
@@ -281,7 +281,7 @@ func (d *Dir) write(dg Digest, final string, data []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	d.record(dg, fileState{size: int64(len(data)), mtime: fi.ModTime().UnixNano(), verified: true})
+	d.record(dg, fileState{size: int64(len(data)), mtime: fi.ModTime().UnixNano()})
 	return nil
 }
 
@@ -307,7 +307,7 @@ func (d *Dir) Open(dg Digest) (*os.File, int64, error) {
 	k, _ := dg.sum()
 	d.mu.Lock()
 	st, ok := d.present[k]
-	ok = ok && st.verified && st.size == size && st.mtime == mtime
+	ok = ok && st.size == size && st.mtime == mtime
 	d.mu.Unlock()
 	if ok {
 		return f, size, nil
@@ -335,7 +335,7 @@ func (d *Dir) verify(dg Digest, path string, f *os.File, size, mtime int64) erro
 		d.corrupt(dg, path)
 		return fmt.Errorf("%s: %w", path, ErrCorrupt)
 	}
-	d.record(dg, fileState{size: size, mtime: mtime, verified: true})
+	d.record(dg, fileState{size: size, mtime: mtime})
 	return nil
 }
 
