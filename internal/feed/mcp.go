@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/skillserver/skillserver/internal/content"
@@ -83,24 +84,38 @@ type mcpResourceDoc struct {
 	Size   int64  `json:"size"`
 }
 
-// mcpView is what a feed renders for the extension, once.
+// mcpView is what a feed renders for the extension, once it renders
+// whole: a list with an entry whose SKILL.md could not be read is made
+// again by the next call, not kept.
 type mcpView struct {
-	once   sync.Once
-	latest []MCPSkill // by name
+	mu     sync.Mutex                 // held while the list renders
+	latest atomic.Pointer[[]MCPSkill] // by name
 }
 
 // MCPSkills lists the latest version of every skill of the view, by name.
 func (f *Feed) MCPSkills() []MCPSkill {
-	f.mcp.once.Do(func() {
-		f.mcp.latest = make([]MCPSkill, len(f.Skills))
-		var n int64
-		for i, sk := range f.Skills {
-			f.mcp.latest[i] = f.mcpSkill(sk, sk.Latest, mcpRoot(sk.Name, ""))
-			n += int64(len(f.mcp.latest[i].Entry)) + docOverhead
-		}
+	if l := f.mcp.latest.Load(); l != nil {
+		return *l
+	}
+	f.mcp.mu.Lock()
+	defer f.mcp.mu.Unlock()
+	if l := f.mcp.latest.Load(); l != nil {
+		return *l
+	}
+	latest := make([]MCPSkill, len(f.Skills))
+	whole := true
+	var n int64
+	for i, sk := range f.Skills {
+		var ok bool
+		latest[i], ok = f.mcpSkill(sk, sk.Latest, mcpRoot(sk.Name, ""))
+		whole = whole && ok
+		n += int64(len(latest[i].Entry)) + docOverhead
+	}
+	if whole {
+		f.mcp.latest.Store(&latest)
 		f.docs.bytes.Add(n) // counted with the documents (Bytes)
-	})
-	return f.mcp.latest
+	}
+	return latest
 }
 
 // MCPSkillsAfter is the skills of MCPSkills named after name, by name:
@@ -121,7 +136,8 @@ func (f *Feed) MCPSkill(uri string) (MCPSkill, bool) {
 		all := f.MCPSkills()
 		return all[sort.Search(len(all), func(i int) bool { return all[i].Name >= sk.Name })], true
 	}
-	return f.mcpSkill(sk, v, mcpRoot(sk.Name, v.Version)), true
+	s, _ := f.mcpSkill(sk, v, mcpRoot(sk.Name, v.Version))
+	return s, true
 }
 
 // MCPVersions lists every version of the named skill, newest first.
@@ -241,10 +257,12 @@ func mcpRoot(name, version string) string {
 // mcpSkill renders v of sk with its files under the folder URI root.
 // The front matter is its SKILL.md's; when those bytes cannot be read
 // (the state directory's file vanished or was tampered with, which the
-// store reports and the next scan mends), the entry carries an empty one.
-func (f *Feed) mcpSkill(sk *item.Skill, v *item.SkillVersion, root string) MCPSkill {
+// store logs and counts, and the next reload writes again), the entry
+// carries an empty one and ok is false.
+func (f *Feed) mcpSkill(sk *item.Skill, v *item.SkillVersion, root string) (s MCPSkill, ok bool) {
 	doc := mcpEntryDoc{URI: root + "/" + skill.FileName, Resources: make([]mcpResourceDoc, 0, 1+len(v.Resources))}
-	if md, ok := f.readStored(v.SkillMD); ok {
+	var md []byte
+	if md, ok = f.readStored(v.SkillMD); ok {
 		doc.Frontmatter = skill.FrontmatterJSON(md)
 	}
 	if doc.Frontmatter == nil {
@@ -258,5 +276,5 @@ func (f *Feed) mcpSkill(sk *item.Skill, v *item.SkillVersion, root string) MCPSk
 		panic("feed: MCP entry of " + sk.Name + ": " + err.Error()) // only strings, numbers and valid JSON
 	}
 	return MCPSkill{Name: sk.Name, Version: v.Version, URI: doc.URI, Description: v.Description, Size: v.SkillMDSize,
-		Latest: v == sk.Latest, Entry: body}
+		Latest: v == sk.Latest, Entry: body}, ok
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/skillserver/skillserver/internal/content"
+	"github.com/skillserver/skillserver/internal/scan"
 )
 
 // mcpEntry is a skills/list entry as a host reads it.
@@ -215,5 +217,41 @@ func TestMCPSkillsCountInBytes(t *testing.T) {
 	}
 	if got := f.Bytes() - before; got < n {
 		t.Errorf("the feed's bytes grew by %d; its entries hold %d", got, n)
+	}
+}
+
+// unreadable is a store whose file d cannot be read while failing is set,
+// as when its blob vanished from the state directory.
+type unreadable struct {
+	Files
+	d       content.Digest
+	failing atomic.Bool
+}
+
+func (u *unreadable) Read(d content.Digest) ([]byte, bool) {
+	if d == u.d && u.failing.Load() {
+		return nil, false
+	}
+	return u.Files.Read(d)
+}
+
+// An entry whose SKILL.md cannot be read has an empty front matter, and a
+// list holding one is not kept: the next call, with the file readable
+// again, carries the front matter.
+func TestMCPSkillsWithAnUnreadableSkillMD(t *testing.T) {
+	r, err := scan.Run(t.Context(), scan.Input{SkillsDir: "../../testdata/skills", Generation: 1, Cache: scan.NewCache()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := r.Skills[0]
+	files := &unreadable{Files: r.Store, d: sk.Latest.SkillMD}
+	files.failing.Store(true)
+	f := New(Input{Generation: 1, Source: r, Files: files, Skills: r.Skills, Shared: NewSharedCache(testCacheBytes)})
+	if e := decodeEntry(t, f.MCPSkills()[0]); len(e.Frontmatter) != 0 {
+		t.Errorf("%s: front matter %v of an unreadable SKILL.md", sk.Name, e.Frontmatter)
+	}
+	files.failing.Store(false)
+	if e := decodeEntry(t, f.MCPSkills()[0]); e.Frontmatter["name"] != sk.Name {
+		t.Errorf("%s: front matter %v once readable; the incomplete list was kept", sk.Name, e.Frontmatter)
 	}
 }
