@@ -120,8 +120,11 @@ const restartGCPercent = 400
 // runtime can neither move nor give back: the more garbage piles up
 // between two collections, the more such holes. On 10,000 small skills,
 // for a snapshot of 38 MB, the holes were 13 MB with the target at 100
-// throughout, 7 MB at 25, and 5 MB at 10, which started slower
-// (docs/benchmarks.md, "Memory").
+// throughout, 7 MB at 25, and 5 MB at 10, which started slower; and the
+// cold scan's peak is lower. The collector's work grows as the target
+// falls: a cold start of 100,000 skills took about 70 s instead of 40-50
+// (docs/benchmarks.md, "With state_dir"). A GOGC set in the environment
+// is the operator's choice, and is kept while the server settles.
 const settleGCPercent = 25
 
 // collectLessWhileRestarting raises the collector's target to
@@ -132,10 +135,11 @@ func collectLessWhileRestarting() (restore func()) {
 }
 
 // collectMoreWhileSettling lowers the collector's target to
-// settleGCPercent, unless GOGC is lower or off, and returns what puts
-// the configured one back (safe to call more than once).
+// settleGCPercent, unless GOGC is set in the environment, and returns
+// what puts the configured one back (safe to call more than once).
 func collectMoreWhileSettling() (restore func()) {
-	return firstScanGC(func(prev int) bool { return prev > settleGCPercent }, settleGCPercent)
+	_, set := os.LookupEnv("GOGC")
+	return firstScanGC(func(int) bool { return !set }, settleGCPercent)
 }
 
 // firstScanGC sets the collector's target to percent when override says

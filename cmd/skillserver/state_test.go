@@ -176,24 +176,31 @@ func TestStateDirRefusals(t *testing.T) {
 }
 
 // TestFirstScanGC: a restart raises the collector's target to
-// restartGCPercent and a cold start lowers it to settleGCPercent, each
-// leaving a GOGC set further that way, or off, as it is; restoring puts
-// the configured target back.
+// restartGCPercent, leaving a higher GOGC, or off, as it is; settling
+// lowers it to settleGCPercent unless GOGC is set in the environment.
+// Restoring puts the configured target back.
 func TestFirstScanGC(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		configured int
+		env        string // GOGC in the environment; "" unset
 		set        func() func()
 		want       int
 	}{
-		{"restart raises the default", 100, collectLessWhileRestarting, restartGCPercent},
-		{"restart keeps a higher target", 2 * restartGCPercent, collectLessWhileRestarting, 2 * restartGCPercent},
-		{"restart keeps the collector off", -1, collectLessWhileRestarting, -1},
-		{"settling lowers the default", 100, collectMoreWhileSettling, settleGCPercent},
-		{"settling keeps a lower target", settleGCPercent / 2, collectMoreWhileSettling, settleGCPercent / 2},
-		{"settling keeps the collector off", -1, collectMoreWhileSettling, -1},
+		{"restart raises the default", 100, "", collectLessWhileRestarting, restartGCPercent},
+		{"restart keeps a higher target", 2 * restartGCPercent, "800", collectLessWhileRestarting, 2 * restartGCPercent},
+		{"restart keeps the collector off", -1, "off", collectLessWhileRestarting, -1},
+		{"settling lowers the default", 100, "", collectMoreWhileSettling, settleGCPercent},
+		{"settling keeps a GOGC set", 100, "100", collectMoreWhileSettling, 100},
+		{"settling keeps the collector off", -1, "off", collectMoreWhileSettling, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv("GOGC", tc.env)
+			} else if v, ok := os.LookupEnv("GOGC"); ok {
+				t.Setenv("GOGC", v) // restored after the test
+				os.Unsetenv("GOGC")
+			}
 			orig := debug.SetGCPercent(tc.configured)
 			defer debug.SetGCPercent(orig)
 			restore := tc.set()
