@@ -131,7 +131,7 @@ const settleGCPercent = 25
 // restartGCPercent, unless GOGC is higher or off, and returns what puts
 // the configured one back (safe to call more than once).
 func collectLessWhileRestarting() (restore func()) {
-	return firstScanGC(func(prev int) bool { return prev >= 0 && prev < restartGCPercent }, restartGCPercent)
+	return overrideGC(func(prev int) bool { return prev >= 0 && prev < restartGCPercent }, restartGCPercent)
 }
 
 // collectMoreWhileSettling lowers the collector's target to
@@ -139,12 +139,12 @@ func collectLessWhileRestarting() (restore func()) {
 // what puts the configured one back (safe to call more than once).
 func collectMoreWhileSettling() (restore func()) {
 	_, set := os.LookupEnv("GOGC")
-	return firstScanGC(func(int) bool { return !set }, settleGCPercent)
+	return overrideGC(func(int) bool { return !set }, settleGCPercent)
 }
 
-// firstScanGC sets the collector's target to percent when override says
+// overrideGC sets the collector's target to percent when override says
 // so of the configured one, and returns what puts that back.
-func firstScanGC(override func(prev int) bool, percent int) (restore func()) {
+func overrideGC(override func(prev int) bool, percent int) (restore func()) {
 	prev := debug.SetGCPercent(percent)
 	if !override(prev) {
 		debug.SetGCPercent(prev)

@@ -175,11 +175,11 @@ func TestStateDirRefusals(t *testing.T) {
 	}
 }
 
-// TestFirstScanGC: a restart raises the collector's target to
+// TestStartupGC: a restart raises the collector's target to
 // restartGCPercent, leaving a higher GOGC, or off, as it is; settling
 // lowers it to settleGCPercent unless GOGC is set in the environment.
 // Restoring puts the configured target back.
-func TestFirstScanGC(t *testing.T) {
+func TestStartupGC(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		configured int
@@ -205,7 +205,7 @@ func TestFirstScanGC(t *testing.T) {
 			defer debug.SetGCPercent(orig)
 			restore := tc.set()
 			if got := debug.SetGCPercent(tc.want); got != tc.want {
-				t.Errorf("GOGC %d during the first scan, want %d", got, tc.want)
+				t.Errorf("GOGC %d while starting up, want %d", got, tc.want)
 			}
 			restore()
 			restore()
