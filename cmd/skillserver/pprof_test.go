@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -14,10 +15,17 @@ import (
 // TestMetricsPprof: metrics_pprof serves Go's profiles on the metrics
 // listener, and nowhere else; without it they are absent.
 func TestMetricsPprof(t *testing.T) {
+	// As main leaves it: no heap profile samples until metrics_pprof.
+	was := runtime.MemProfileRate
+	runtime.MemProfileRate = 0
+	t.Cleanup(func() { runtime.MemProfileRate = was })
 	skills, _ := exampleTree(t)
 	metricsAddr := fixture.FreePort(t)
 	ts := startServer(t, "--skills", skills, "--metrics-listen", metricsAddr, "--metrics-pprof")
 	metrics := "http://" + metricsAddr
+	if runtime.MemProfileRate != memProfileRate {
+		t.Errorf("with metrics_pprof, runtime.MemProfileRate = %d, want %d (sampling on)", runtime.MemProfileRate, memProfileRate)
+	}
 
 	if resp, body := ts.Get(t, metrics+"/debug/pprof/"); resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine") {
 		t.Errorf("GET /debug/pprof/ on the metrics listener: %d\n%.300s", resp.StatusCode, body)

@@ -15,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -109,6 +110,9 @@ type readyKey struct{}
 // serve runs the HTTP server until ctx is cancelled or SIGINT/SIGTERM.
 func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	log, requestLog, closeLog := newLogger(cfg, stderr)
+	if cfg.MetricsPprof {
+		profileAllocations()
+	}
 	defer closeLog()
 	src, err := source(cfg)
 	if err != nil {
@@ -468,6 +472,19 @@ func healthcheck(ctx context.Context, cfg *config.Config, target string) error {
 const maxProfileSeconds = 60
 
 // boundedProfile refuses a profile or trace longer than maxProfileSeconds.
+// memProfileRate is runtime.MemProfileRate's default: one sample per
+// 512 KiB allocated on average.
+const memProfileRate = 512 * 1024
+
+// profileAllocations starts the heap profile's sampling where main
+// turned it off, before the first scan, so /debug/pprof/heap and allocs
+// cover it.
+var profileAllocations = sync.OnceFunc(func() {
+	if runtime.MemProfileRate == 0 {
+		runtime.MemProfileRate = memProfileRate
+	}
+})
+
 func boundedProfile(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.URL.Query().Get("seconds"); v != "" {
