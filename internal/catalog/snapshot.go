@@ -161,6 +161,9 @@ func build(ctx context.Context, in buildInput) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, err := range r.CacheIgnored {
+		in.log.Warn("cannot use part of the scan cache; its entries were read from the files", "error", err)
+	}
 	snap := &Snapshot{Generation: in.generation, AgentsConfigured: src.AgentsDir != "", roots: [2]string{src.SkillsDir, src.AgentsDir},
 		Skills: r.Skills, Agents: r.Agents, Store: r.Store,
 		Rescanned: r.Rescanned, FileCacheHits: r.FileCacheHits, FileCacheMisses: r.FileCacheMisses, ArchivesBuilt: r.ArchivesBuilt,

@@ -22,12 +22,22 @@ import (
 // that disappeared take their cache with them. Each scan of an entry
 // writes a fresh entryCache from what it used; commit makes those the
 // cache, and a failed scan commits nothing.
+//
+// A cache kept on disk (OpenCache) holds in memory only what it has not
+// saved: Save drops the entries of each shard it wrote (or found
+// unchanged), and a scan that opens an entry reads the entry's shard
+// back (committed). Between reloads the server then holds its snapshot
+// and no copy of what the scan knew about the files.
 type Cache struct {
-	entries map[string]*entryCache // committed; read by scans, written by commit only
+	// entries are the committed entry caches held in memory: all of
+	// them, or, on disk, those of the resident shards. Read by scans
+	// (through committed) and written by commit, Save and Restore.
+	entries map[string]*entryCache
 
 	mu      sync.Mutex
 	next    map[string]*entryCache // written by the running scan
 	changed []string               // keys whose new cache differs from the old, this scan
+	ignored []error                // shards read back during this scan and not trusted
 
 	hits, misses atomic.Int64 // files taken from the cache / read, this scan
 	zipped       atomic.Int64 // archives built (deflated), this scan
@@ -90,7 +100,8 @@ type (
 // timestamp tick as the read would otherwise go unnoticed.
 const inDoubt = 2 * time.Second
 
-// Len is the number of entries the cache holds; c may be nil.
+// Len is the number of entries the cache holds in memory (all of them,
+// until the first Save of a cache kept on disk); c may be nil.
 func (c *Cache) Len() int {
 	if c == nil {
 		return 0
@@ -99,18 +110,34 @@ func (c *Cache) Len() int {
 }
 
 // Mark is what a Cache held at one moment (Cache.Mark).
-type Mark struct{ entries map[string]*entryCache }
+type Mark struct {
+	entries map[string]*entryCache
+	disk    shardState // of a cache kept on disk
+}
 
 // Mark returns what c holds now, for Restore after one full scan.
-func (c *Cache) Mark() Mark { return Mark{c.entries} }
+func (c *Cache) Mark() Mark {
+	m := Mark{entries: c.entries}
+	if c.persist != nil {
+		m.disk = c.persist.shardState
+	}
+	return m
+}
 
 // Restore makes c hold what it did at m again, for a full scan since m
 // whose result is not kept (catalog.Catalog.Verify found nothing to
 // publish): the tables that scan wrote go with its result, instead of
 // replacing ones that say the same. Only a full scan may run since m (a
-// partial one changes the committed tables in place); the shards that
-// scan marked to be saved are saved again, unchanged.
-func (c *Cache) Restore(m Mark) { c.entries = m.entries }
+// partial one changes the committed tables in place). The shards are as
+// they were at m: those to be saved then still are, and those the scan
+// read back are dropped again.
+func (c *Cache) Restore(m Mark) {
+	c.entries = m.entries
+	if c.persist != nil {
+		c.persist.shardState = m.disk
+		c.evict()
+	}
+}
 
 func NewCache() *Cache {
 	return &Cache{entries: map[string]*entryCache{}}
@@ -118,7 +145,7 @@ func NewCache() *Cache {
 
 func (c *Cache) begin() {
 	c.next = map[string]*entryCache{}
-	c.changed = nil
+	c.changed, c.ignored = nil, nil
 	c.hits.Store(0)
 	c.misses.Store(0)
 	c.zipped.Store(0)
@@ -140,6 +167,15 @@ func (c *Cache) commit(full bool, rescanned []string) {
 			}
 		}
 		c.entries = c.next
+		if c.persist != nil {
+			// A shard the scan did not read back holds no entry that
+			// is left (each was opened), only ones since removed.
+			for i := range cacheShards {
+				if !c.persist.resident[i] {
+					c.persist.resident[i], c.persist.dirty[i] = true, true
+				}
+			}
+		}
 	} else {
 		for _, k := range rescanned {
 			if e, ok := c.next[k]; ok {
@@ -167,7 +203,7 @@ type entryScan struct {
 }
 
 func (c *Cache) open(key string) *entryScan {
-	return &entryScan{c: c, key: key, prev: c.entries[key], next: newEntryCache()}
+	return &entryScan{c: c, key: key, prev: c.committed(key), next: newEntryCache()}
 }
 
 // close hands the entry's new cache to the running scan.

@@ -35,12 +35,19 @@ const (
 	cacheMagic  = "skillserver scan cache 1\n"
 )
 
-// persisted says where a Cache is kept and which shards changed since
-// they were written.
+// persisted says where a Cache is kept and the state of its shards.
 type persisted struct {
 	dir   string
 	stamp string
-	dirty [cacheShards]bool
+	shardState
+	reading [cacheShards]sync.Mutex // held while the shard is read back
+}
+
+// shardState is, per shard, whether it changed since it was written
+// (dirty) and whether its entries are in Cache.entries (resident). A
+// dirty shard is resident.
+type shardState struct {
+	dirty, resident [cacheShards]bool
 }
 
 // CacheStamp is the stamp of the running program and lim: the program's
@@ -132,6 +139,9 @@ func OpenCache(dir, stamp string) (*Cache, []error) {
 			}
 		}
 	}
+	for i := range c.persist.resident {
+		c.persist.resident[i] = true
+	}
 	var errs []error
 	for _, why := range order {
 		errs = append(errs, fmt.Errorf("scan cache: %d of %d shards (%s first) ignored: %s; their entries are scanned again", len(ignored[why]), cacheShards, ignored[why][0], why))
@@ -154,7 +164,7 @@ func (c *Cache) fresh() *Cache {
 	if c.persist != nil {
 		n.persist = &persisted{dir: c.persist.dir, stamp: c.persist.stamp}
 		for i := range n.persist.dirty {
-			n.persist.dirty[i] = true
+			n.persist.dirty[i], n.persist.resident[i] = true, true
 		}
 	}
 	return n
@@ -212,7 +222,70 @@ func (c *Cache) Save() error {
 		}
 		c.persist.dirty[i] = false
 	}
+	c.evict()
 	return errors.Join(errs...)
+}
+
+// evict drops from memory the entries of every shard the disk holds as
+// they are (not dirty); a scan reads them back when it opens one
+// (committed).
+func (c *Cache) evict() {
+	kept := map[string]*entryCache{}
+	for k, e := range c.entries {
+		if c.persist.dirty[shardOf(k)] {
+			kept[k] = e
+		}
+	}
+	c.entries = kept
+	c.persist.resident = c.persist.dirty
+}
+
+// committed returns the committed cache of key, or nil. A cache kept on
+// disk reads the key's shard back first when Save dropped it; a shard
+// that cannot be trusted any more is ignored (its entries are scanned
+// again, and it is written again by the next Save) and reported by
+// takeIgnored. Scans of several entries call it at once.
+func (c *Cache) committed(key string) *entryCache {
+	p := c.persist
+	if p == nil {
+		return c.entries[key]
+	}
+	i := shardOf(key)
+	p.reading[i].Lock()
+	defer p.reading[i].Unlock()
+	c.mu.Lock()
+	resident := p.resident[i]
+	c.mu.Unlock()
+	if !resident {
+		entries, err := readShard(shardPath(p.dir, i), p.stamp)
+		c.mu.Lock()
+		var why shardError
+		switch {
+		case errors.Is(err, fs.ErrNotExist): // saved with no entries
+		case errors.As(err, &why):
+			c.ignored = append(c.ignored, fmt.Errorf("scan cache: shard %s ignored: %s; its entries are scanned again", shardPath(p.dir, i), why.why))
+			p.dirty[i] = true
+		default:
+			for k, e := range entries {
+				c.entries[k] = e
+			}
+		}
+		p.resident[i] = true
+		c.mu.Unlock()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[key]
+}
+
+// takeIgnored returns the shards committed ignored during the scan, as
+// errors for the log.
+func (c *Cache) takeIgnored() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	errs := c.ignored
+	c.ignored = nil
+	return errs
 }
 
 func writeShard(dir, path, stamp string, entries map[string]diskEntry) error {

@@ -322,3 +322,102 @@ func TestReadShardSharesDigests(t *testing.T) {
 		same("the deflated key of "+key, content.Digest(zb.deflated.rows[i].key), file(key))
 	}
 }
+
+// TestSavedShardsLeaveMemory: once saved, a cache kept on disk holds no
+// entry in memory, and each scan reads back the shards of the entries it
+// opens: a partial one the changed entry's (saved again whole), a full
+// one every shard, reusing every unchanged file and archive. An entry
+// removed while its shard was on disk leaves the shard; a shard spoiled
+// while on disk is reported by the scan that reads it back, its entries
+// are read from the files, and it is written again; a full scan whose
+// result is dropped (Restore) leaves memory and disk as they were.
+func TestSavedShardsLeaveMemory(t *testing.T) {
+	st := newStateTree(t)
+	dir, err := content.OpenDir(st.state, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dir.Close()
+	cacheDir := filepath.Join(st.state, "scan-cache")
+	cache, _ := OpenCache(cacheDir, "stamp")
+	gen := uint64(0)
+	scan := func(what string, prev *Result, changes *Changes) *Result {
+		t.Helper()
+		gen++
+		r, err := Run(t.Context(), Input{SkillsDir: st.root, AgentsDir: st.agents, Generation: gen, Prev: prev, Changes: changes, Cache: cache, Blobs: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cache.Save(); err != nil {
+			t.Fatal(err)
+		}
+		if n := cache.Len(); n != 0 {
+			t.Errorf("%s: %d entries in memory after the save, want 0", what, n)
+		}
+		return r
+	}
+	first := scan("first scan", nil, nil)
+
+	notes := filepath.Join(st.root, "b", "1.0.0", "notes.txt")
+	writeFile(t, notes, "NOTES\n", 0o644)
+	if older := time.Now().Add(-30 * time.Minute); os.Chtimes(notes, older, older) != nil {
+		t.Fatal("chtimes")
+	}
+	partial := scan("partial scan", first, &Changes{Skills: map[string]bool{"b": true}})
+	if partial.FileCacheHits != 1 || partial.FileCacheMisses != 1 || partial.ArchivesBuilt != 1 {
+		t.Errorf("partial scan of b: %d cached, %d read, %d archives built; want 1, 1 and 1", partial.FileCacheHits, partial.FileCacheMisses, partial.ArchivesBuilt)
+	}
+	full := scan("full scan", partial, nil)
+	if full.FileCacheHits != 6 || full.FileCacheMisses != 0 || full.ArchivesBuilt != 0 || len(full.CacheIgnored) != 0 {
+		t.Errorf("full scan: %d cached, %d read, %d archives built, ignored %v; want 6, 0, 0, none", full.FileCacheHits, full.FileCacheMisses, full.ArchivesBuilt, full.CacheIgnored)
+	}
+	if a, b := published(partial), published(full); !slices.Equal(a, b) {
+		t.Errorf("full scan from the shards published\n%v\nwant\n%v", b, a)
+	}
+
+	// Dropped: memory and the shards' files stay as they were.
+	shards, _ := filepath.Glob(filepath.Join(cacheDir, "*.cache"))
+	old := time.Unix(1_000_000_000, 0)
+	for _, p := range shards {
+		os.Chtimes(p, old, old)
+	}
+	m := cache.Mark()
+	gen++
+	if _, err := Run(t.Context(), Input{SkillsDir: st.root, AgentsDir: st.agents, Generation: gen, Prev: full, Cache: cache, Blobs: dir}); err != nil {
+		t.Fatal(err)
+	}
+	cache.Restore(m)
+	if n := cache.Len(); n != 0 {
+		t.Errorf("after Restore: %d entries in memory, want 0", n)
+	}
+	if err := cache.Save(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range shards {
+		if fi, err := os.Stat(p); err != nil || !fi.ModTime().Equal(old) {
+			t.Errorf("a dropped scan's cache was saved: %s rewritten (%v)", filepath.Base(p), err)
+		}
+	}
+
+	if err := os.Remove(filepath.Join(st.agents, "helper.md")); err != nil {
+		t.Fatal(err)
+	}
+	spoiled := shardPath(cacheDir, shardOf("skills/a"))
+	if err := os.WriteFile(spoiled, []byte("not a cache"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last := scan("full scan after a removal", full, nil)
+	if len(last.CacheIgnored) != 1 || !strings.Contains(last.CacheIgnored[0].Error(), spoiled) {
+		t.Errorf("spoiled shard: ignored %v, want one error naming %s", last.CacheIgnored, spoiled)
+	}
+	if last.FileCacheMisses != 3 || last.FileCacheHits != 2 {
+		t.Errorf("after spoiling a's shard: %d read, %d cached; want a's 3 read, b's 2 cached", last.FileCacheMisses, last.FileCacheHits)
+	}
+	again, errs := OpenCache(cacheDir, "stamp")
+	if len(errs) != 0 {
+		t.Errorf("shards after the rewrite: %v", errs)
+	}
+	if _, ok := again.entries["agents/helper"]; ok || again.Len() != 2 {
+		t.Errorf("shards hold %d entries (helper: %v); want a's and b's only", again.Len(), ok)
+	}
+}

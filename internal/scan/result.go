@@ -59,6 +59,9 @@ type Result struct {
 	Rescanned                      int
 	FileCacheHits, FileCacheMisses int
 	ArchivesBuilt                  int
+	// CacheIgnored names the shards of a scan cache kept on disk that
+	// the scan read back and did not trust, one error each, for the log.
+	CacheIgnored []error
 }
 
 // Skill returns the named skill of the scan (a skill's entry key is its

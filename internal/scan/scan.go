@@ -144,6 +144,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	res.Partial = partial
 	res.FileCacheHits, res.FileCacheMisses = int(in.Cache.hits.Load()), int(in.Cache.misses.Load())
 	res.ArchivesBuilt = int(in.Cache.zipped.Load())
+	res.CacheIgnored = in.Cache.takeIgnored()
 	return res, nil
 }
 
