@@ -472,11 +472,11 @@ func healthcheck(ctx context.Context, cfg *config.Config, target string) error {
 const maxProfileSeconds = 60
 
 // boundedProfile refuses a profile or trace longer than maxProfileSeconds.
-// memProfileRate is runtime.MemProfileRate's default: one sample per
-// 512 KiB allocated on average.
-const memProfileRate = 512 * 1024
+// memProfileRate is the heap profile's sampling rate as the program
+// started: Go's default, or what GODEBUG=memprofilerate=N set.
+var memProfileRate = runtime.MemProfileRate
 
-// profileAllocations starts the heap profile's sampling where main
+// profileAllocations starts the heap profile's sampling again where main
 // turned it off, before the first scan, so /debug/pprof/heap and allocs
 // cover it.
 var profileAllocations = sync.OnceFunc(func() {

@@ -81,6 +81,13 @@ func hexSum(h string) (s sum, ok bool) {
 // Digest is the digest whose bytes are s.
 func (s sum) Digest() Digest { return Digest(Algorithm + ":" + hex.EncodeToString(s[:])) }
 
+// Bytes returns the 32 bytes d names, for a compact encoding of it; ok is
+// false for a string that is not a digest.
+func (d Digest) Bytes() (b [sha256.Size]byte, ok bool) { return d.sum() }
+
+// DigestOf is the digest whose bytes are b (Digest.Bytes).
+func DigestOf(b [sha256.Size]byte) Digest { return sum(b).Digest() }
+
 // Hex returns the hex part of d.
 func (d Digest) Hex() string { return strings.TrimPrefix(string(d), Algorithm+":") }
 

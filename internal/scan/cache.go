@@ -1,8 +1,10 @@
 package scan
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,15 +31,16 @@ import (
 // back (committed). Between reloads the server then holds its snapshot
 // and no copy of what the scan knew about the files.
 type Cache struct {
-	// entries are the committed entry caches held in memory: all of
-	// them, or, on disk, those of the resident shards. Read by scans
-	// (through committed) and written by commit, Save and Restore.
-	entries map[string]*entryCache
+	// entries are the committed entry caches held in memory, each as
+	// its bytes (codec.go): all of them, or, on disk, those of the
+	// resident shards. Read by scans (through committed) and written by
+	// commit, Save and Restore.
+	entries map[string][]byte
 
 	mu      sync.Mutex
-	next    map[string]*entryCache // written by the running scan
-	changed []string               // keys whose new cache differs from the old, this scan
-	ignored []error                // shards read back during this scan and not trusted
+	next    map[string][]byte // written by the running scan
+	changed []string          // keys whose new cache differs from the old, this scan
+	ignored []error           // shards read back during this scan and not trusted
 
 	hits, misses atomic.Int64 // files taken from the cache / read, this scan
 	zipped       atomic.Int64 // archives built (deflated), this scan
@@ -111,7 +114,7 @@ func (c *Cache) Len() int {
 
 // Mark is what a Cache held at one moment (Cache.Mark).
 type Mark struct {
-	entries map[string]*entryCache
+	entries map[string][]byte
 	disk    shardState // of a cache kept on disk
 }
 
@@ -140,11 +143,11 @@ func (c *Cache) Restore(m Mark) {
 }
 
 func NewCache() *Cache {
-	return &Cache{entries: map[string]*entryCache{}}
+	return &Cache{entries: map[string][]byte{}}
 }
 
 func (c *Cache) begin() {
-	c.next = map[string]*entryCache{}
+	c.next = map[string][]byte{}
 	c.changed, c.ignored = nil, nil
 	c.hits.Store(0)
 	c.misses.Store(0)
@@ -193,29 +196,51 @@ func (c *Cache) commit(full bool, rescanned []string) {
 // entryScan is the cache as one entry's scan sees it: the previous
 // generation to read from, and the new one it fills.
 type entryScan struct {
-	c    *Cache
-	key  string
-	prev *entryCache // nil when the entry was not cached
-	next *entryCache
-	// changed is set once next holds anything prev did not: a file read,
-	// a parse, an archive built.
-	changed bool
+	c         *Cache
+	key       string
+	prevBytes []byte      // as committed; nil when the entry was not cached
+	prev      *entryCache // prevBytes decoded; nil when the entry was not cached
+	next      *entryCache
 }
 
 func (c *Cache) open(key string) *entryScan {
-	return &entryScan{c: c, key: key, prev: c.committed(key), next: newEntryCache()}
+	e := &entryScan{c: c, key: key, prevBytes: c.committed(key), next: newEntryCache()}
+	if e.prevBytes != nil {
+		prev, err := decodeEntry(e.prevBytes)
+		if err != nil {
+			c.mu.Lock()
+			c.ignored = append(c.ignored, fmt.Errorf("scan cache: entry %s: %w; it is scanned again", key, err))
+			c.mu.Unlock()
+			e.prevBytes = nil
+		}
+		e.prev = prev
+	}
+	return e
 }
 
-// close hands the entry's new cache to the running scan.
+// encodeBufs hold the bytes of an entry being encoded (close), so that
+// only an entry that changed allocates, and only its length.
+var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// close hands the entry's new cache to the running scan, as bytes: the
+// tables it was built in are garbage from here on. An entry whose bytes
+// are the previous ones (nothing read, parsed or built anew) keeps them
+// and is not changed.
 func (e *entryScan) close() {
 	e.next.freeze()
-	changed := e.changed || e.prev == nil || e.prev.files.len() != e.next.files.len() || e.prev.zips.len() != e.next.zips.len() ||
-		e.prev.skills.len() != e.next.skills.len() || e.prev.agents.len() != e.next.agents.len()
+	buf := encodeBufs.Get().(*[]byte)
+	*buf = appendEntry((*buf)[:0], e.next)
+	changed := !bytes.Equal(*buf, e.prevBytes)
+	b := e.prevBytes
+	if changed {
+		b = bytes.Clone(*buf)
+	}
+	encodeBufs.Put(buf)
 	e.c.mu.Lock()
 	if changed {
 		e.c.changed = append(e.c.changed, e.key)
 	}
-	e.c.next[e.key] = e.next
+	e.c.next[e.key] = b
 	e.c.mu.Unlock()
 }
 
@@ -242,7 +267,6 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check
 	if err != nil {
 		return nil, cachedFile{}, err
 	}
-	e.changed = true
 	e.c.misses.Add(1)
 	f = cachedFile{size: int64(len(data)), mtime: st.modNanos(), inode: st.ino, readAt: readAt, digest: content.Sum(data)}
 	if known && old.digest == f.digest {
@@ -262,7 +286,7 @@ func (e *entryScan) parseSkill(key, path, folder string, d content.Digest, load 
 	if e.prev != nil {
 		prev = &e.prev.skills
 	}
-	return reuseParse(&e.changed, prev, &e.next.skills, key, d, func() (skill.SkillMD, []skill.Problem) {
+	return reuseParse(prev, &e.next.skills, key, d, func() (skill.SkillMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.SkillMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -278,7 +302,7 @@ func (e *entryScan) parseAgent(key, path, want string, d content.Digest, load fu
 	if e.prev != nil {
 		prev = &e.prev.agents
 	}
-	return reuseParse(&e.changed, prev, &e.next.agents, key, d, func() (skill.AgentMD, []skill.Problem) {
+	return reuseParse(prev, &e.next.agents, key, d, func() (skill.AgentMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.AgentMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -288,14 +312,12 @@ func (e *entryScan) parseAgent(key, path, want string, d content.Digest, load fu
 }
 
 // reuseParse returns prev's result for key when it was parsed from the
-// same bytes, else parses and sets changed; either way the result goes
-// into next.
-func reuseParse[T any](changed *bool, prev, next *table[parsed[T]], key string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
+// same bytes, else parses; either way the result goes into next.
+func reuseParse[T any](prev, next *table[parsed[T]], key string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
 	if p, ok := prev.get(key); ok && p.digest == d {
 		next.set(key, p)
 		return p.value, p.problems
 	}
-	*changed = true
 	v, ps := parse()
 	next.set(key, parsed[T]{digest: d, value: v, problems: ps})
 	return v, ps
@@ -343,7 +365,6 @@ func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest, l
 		return "", 0, err
 	}
 	e.c.zipped.Add(1)
-	e.changed = true
 	spans, err := content.ZipSpans(data)
 	if err != nil {
 		return "", 0, err

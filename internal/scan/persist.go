@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,10 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
-
-	"github.com/skillserver/skillserver/internal/content"
-	"github.com/skillserver/skillserver/internal/skill"
 )
 
 // A Cache persisted in a folder of the state directory lets a restart
@@ -25,14 +22,15 @@ import (
 // archive, reading and deflating nothing. The cache is split by entry key
 // into cacheShards files, so a reload that rescanned one entry rewrites
 // one shard. Each shard is a header line (cacheMagic), the stamp of the
-// build and settings that wrote it, a gob of its entries, and the SHA-256
-// of all that: a shard that is truncated, corrupt, foreign, or written by
-// another build or with other limits is ignored (its entries are
-// scanned again), never trusted.
+// build and settings that wrote it, its entries in key order (each its
+// key and its bytes, codec.go, both as a length and the bytes), and the
+// SHA-256 of all that: a shard that is truncated, corrupt, foreign, or
+// written by another build or with other limits is ignored (its entries
+// are scanned again), never trusted.
 
 const (
 	cacheShards = 256
-	cacheMagic  = "skillserver scan cache 1\n"
+	cacheMagic  = "skillserver scan cache 2\n"
 )
 
 // persisted says where a Cache is kept and the state of its shards.
@@ -103,7 +101,7 @@ func OpenCache(dir, stamp string) (*Cache, []error) {
 	}
 	// Shards decode on every core; their results are taken in order.
 	type read struct {
-		entries map[string]*entryCache
+		entries map[string][]byte
 		err     error
 	}
 	reads := make([]read, cacheShards)
@@ -191,16 +189,11 @@ func (c *Cache) Save() error {
 	if c.persist == nil {
 		return nil
 	}
-	var shards [cacheShards]map[string]diskEntry
-	for k, e := range c.entries {
-		i := shardOf(k)
-		if !c.persist.dirty[i] {
-			continue
+	var shards [cacheShards][]string // keys
+	for k := range c.entries {
+		if i := shardOf(k); c.persist.dirty[i] {
+			shards[i] = append(shards[i], k)
 		}
-		if shards[i] == nil {
-			shards[i] = map[string]diskEntry{}
-		}
-		shards[i][k] = toDisk(e)
 	}
 	var errs []error
 	for i := range cacheShards {
@@ -216,7 +209,7 @@ func (c *Cache) Save() error {
 			c.persist.dirty[i] = false
 			continue
 		}
-		if err := writeShard(c.persist.dir, shardPath(c.persist.dir, i), c.persist.stamp, shards[i]); err != nil {
+		if err := writeShard(c.persist.dir, shardPath(c.persist.dir, i), c.persist.stamp, shards[i], c.entries); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -230,7 +223,7 @@ func (c *Cache) Save() error {
 // they are (not dirty); a scan reads them back when it opens one
 // (committed).
 func (c *Cache) evict() {
-	kept := map[string]*entryCache{}
+	kept := map[string][]byte{}
 	for k, e := range c.entries {
 		if c.persist.dirty[shardOf(k)] {
 			kept[k] = e
@@ -240,12 +233,12 @@ func (c *Cache) evict() {
 	c.persist.resident = c.persist.dirty
 }
 
-// committed returns the committed cache of key, or nil. A cache kept on
+// committed returns the committed bytes of key's cache, or nil. A cache kept on
 // disk reads the key's shard back first when Save dropped it; a shard
 // that cannot be trusted any more is ignored (its entries are scanned
 // again, and it is written again by the next Save) and reported by
 // takeIgnored. Scans of several entries call it at once.
-func (c *Cache) committed(key string) *entryCache {
+func (c *Cache) committed(key string) []byte {
 	p := c.persist
 	if p == nil {
 		return c.entries[key]
@@ -288,21 +281,25 @@ func (c *Cache) takeIgnored() []error {
 	return errs
 }
 
-func writeShard(dir, path, stamp string, entries map[string]diskEntry) error {
-	var buf bytes.Buffer
-	buf.WriteString(cacheMagic)
-	buf.WriteString(stamp)
-	buf.WriteByte('\n')
-	if err := gob.NewEncoder(&buf).Encode(entries); err != nil {
-		return fmt.Errorf("scan cache %s: %w", path, err)
+// writeShard writes the entries of keys to path.
+func writeShard(dir, path, stamp string, keys []string, entries map[string][]byte) error {
+	slices.Sort(keys)
+	var w encoder
+	w.b = append(w.b, cacheMagic...)
+	w.b = append(w.b, stamp...)
+	w.b = append(w.b, '\n')
+	for _, k := range keys {
+		w.str(k)
+		w.uvarint(uint64(len(entries[k])))
+		w.b = append(w.b, entries[k]...)
 	}
-	sum := sha256.Sum256(buf.Bytes())
-	buf.Write(sum[:])
+	sum := sha256.Sum256(w.b)
+	w.b = append(w.b, sum[:]...)
 	f, err := os.CreateTemp(dir, "shard-")
 	if err != nil {
 		return fmt.Errorf("scan cache: %w", err)
 	}
-	_, err = f.Write(buf.Bytes())
+	_, err = f.Write(w.b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -321,7 +318,9 @@ type shardError struct{ why string }
 
 func (e shardError) Error() string { return e.why }
 
-func readShard(path, stamp string) (map[string]*entryCache, error) {
+// readShard returns the entries of the shard at path, each its bytes:
+// slices of what was read, which they keep.
+func readShard(path, stamp string) (map[string][]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -344,130 +343,14 @@ func readShard(path, stamp string) (map[string]*entryCache, error) {
 	if string(line) != stamp {
 		return nil, shardError{"written by another build of skillserver or with other limits"}
 	}
-	var entries map[string]diskEntry
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(&entries); err != nil {
-		return nil, shardError{"cannot decode: " + err.Error()}
+	out := map[string][]byte{}
+	r := decoder{b: payload}
+	for len(r.b) > 0 && r.err == nil {
+		k := r.str()
+		out[k] = slices.Clip(r.bytes(r.uvarint()))
 	}
-	out := make(map[string]*entryCache, len(entries))
-	for k, e := range entries {
-		out[k] = e.fromDisk()
+	if r.err != nil {
+		return nil, shardError{"cannot decode: " + r.err.Error()}
 	}
 	return out, nil
-}
-
-// diskEntry and the types below are an entryCache as a shard holds it.
-type diskEntry struct {
-	Files  []diskRow[diskFile]
-	Zips   []diskRow[diskZip]
-	Skills []diskRow[diskParsed[skill.SkillMD]]
-	Agents []diskRow[diskParsed[skill.AgentMD]]
-}
-
-type diskRow[T any] struct {
-	Key   string
-	Value T
-}
-
-type diskFile struct {
-	Size, Mtime int64
-	Inode       uint64
-	ReadAt      int64 // Unix nanoseconds
-	Digest      content.Digest
-	Problems    []skill.Problem
-}
-
-type diskZip struct {
-	Digest   content.Digest
-	Size     int64
-	Deflated []diskRow[content.Span]
-}
-
-type diskParsed[T any] struct {
-	Digest   content.Digest
-	Value    T
-	Problems []skill.Problem
-}
-
-// rowsOut converts the rows of t for a shard, and rowsIn back.
-func rowsOut[T, D any](t table[T], conv func(T) D) []diskRow[D] {
-	out := make([]diskRow[D], len(t.rows))
-	for i, r := range t.rows {
-		out[i] = diskRow[D]{r.key, conv(r.v)}
-	}
-	return out
-}
-
-func rowsIn[D, T any](rows []diskRow[D], conv func(D) T) table[T] {
-	var t table[T]
-	for _, r := range rows {
-		t.set(r.Key, conv(r.Value))
-	}
-	t.freeze()
-	return t
-}
-
-func same[T any](v T) T { return v }
-
-func parsedOut[T any](p parsed[T]) diskParsed[T] {
-	return diskParsed[T]{Digest: p.digest, Value: p.value, Problems: p.problems}
-}
-
-func parsedIn[T any](p diskParsed[T]) parsed[T] {
-	return parsed[T]{digest: p.Digest, value: p.Value, problems: p.Problems}
-}
-
-func toDisk(e *entryCache) diskEntry {
-	return diskEntry{
-		Files: rowsOut(e.files, func(f cachedFile) diskFile {
-			return diskFile{Size: f.size, Mtime: f.mtime, Inode: f.inode, ReadAt: f.readAt, Digest: f.digest, Problems: f.problems}
-		}),
-		Zips: rowsOut(e.zips, func(z cachedZip) diskZip {
-			return diskZip{Digest: z.digest, Size: z.size, Deflated: rowsOut(z.deflated, same[content.Span])}
-		}),
-		Skills: rowsOut(e.skills, parsedOut[skill.SkillMD]),
-		Agents: rowsOut(e.agents, parsedOut[skill.AgentMD]),
-	}
-}
-
-func (d diskEntry) fromDisk() *entryCache {
-	d.shareDigests()
-	return &entryCache{
-		files: rowsIn(d.Files, func(f diskFile) cachedFile {
-			return cachedFile{size: f.Size, mtime: f.Mtime, inode: f.Inode, readAt: f.ReadAt, digest: f.Digest, problems: f.Problems}
-		}),
-		zips: rowsIn(d.Zips, func(z diskZip) cachedZip {
-			return cachedZip{digest: z.Digest, size: z.Size, deflated: rowsIn(z.Deflated, same[content.Span])}
-		}),
-		skills: rowsIn(d.Skills, parsedIn[skill.SkillMD]),
-		agents: rowsIn(d.Agents, parsedIn[skill.AgentMD]),
-	}
-}
-
-// shareDigests makes each file digest d repeats (as the key of the file's
-// deflated bytes in an archive, beside the parse of its SKILL.md or agent
-// file) the string of the file's own row, as a scan that read the files
-// leaves them: gob decodes each occurrence into a string of its own.
-func (d diskEntry) shareDigests() {
-	files := make(map[content.Digest]content.Digest, len(d.Files))
-	for _, f := range d.Files {
-		files[f.Value.Digest] = f.Value.Digest
-	}
-	share := func(dg *content.Digest) {
-		if f, ok := files[*dg]; ok {
-			*dg = f
-		}
-	}
-	for _, z := range d.Zips {
-		for i := range z.Value.Deflated {
-			dg := content.Digest(z.Value.Deflated[i].Key)
-			share(&dg)
-			z.Value.Deflated[i].Key = string(dg)
-		}
-	}
-	for i := range d.Skills {
-		share(&d.Skills[i].Value.Digest)
-	}
-	for i := range d.Agents {
-		share(&d.Agents[i].Value.Digest)
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/skillserver/skillserver/internal/content"
 	"github.com/skillserver/skillserver/internal/item"
@@ -271,55 +270,6 @@ func TestUntrustedCacheShardsAreIgnored(t *testing.T) {
 	}
 	if r.FileCacheMisses != 6 {
 		t.Errorf("another stamp: %d files read, want all 6", r.FileCacheMisses)
-	}
-}
-
-// A shard read back holds one string per file digest, as the scan that
-// wrote it did: the digest beside a SKILL.md's parse and the keys of the
-// deflated bytes of an archive's files are the file rows' own strings.
-func TestReadShardSharesDigests(t *testing.T) {
-	md, res := content.Sum([]byte("md")), content.Sum([]byte("res"))
-	e := &entryCache{}
-	e.files.set("demo/SKILL.md", cachedFile{digest: md})
-	e.files.set("demo/notes.md", cachedFile{digest: res})
-	z := cachedZip{digest: content.Sum([]byte("zip"))}
-	z.deflated.set(string(md), content.Span{Off: 1, Len: 2})
-	z.deflated.set(string(res), content.Span{Off: 3, Len: 4})
-	z.deflated.freeze()
-	e.zips.set("key", z)
-	e.skills.set("demo/SKILL.md", parsedSkill{digest: md})
-	e.freeze()
-	dir := t.TempDir()
-	path := shardPath(dir, 0)
-	if err := writeShard(dir, path, "stamp", map[string]diskEntry{"demo": toDisk(e)}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := readShard(path, "stamp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	back := got["demo"]
-	file := func(key string) content.Digest {
-		f, ok := back.files.get(key)
-		if !ok {
-			t.Fatalf("no file row %s", key)
-		}
-		return f.digest
-	}
-	same := func(what string, a, b content.Digest) {
-		if a != b || unsafe.StringData(string(a)) != unsafe.StringData(string(b)) {
-			t.Errorf("%s: %s is not the file row's string", what, a)
-		}
-	}
-	p, _ := back.skills.get("demo/SKILL.md")
-	same("the SKILL.md parse's digest", p.digest, file("demo/SKILL.md"))
-	zb, _ := back.zips.get("key")
-	for _, key := range []string{"demo/SKILL.md", "demo/notes.md"} {
-		i := slices.IndexFunc(zb.deflated.rows, func(r row[content.Span]) bool { return r.key == string(file(key)) })
-		if i < 0 {
-			t.Fatalf("no deflated row for %s", key)
-		}
-		same("the deflated key of "+key, content.Digest(zb.deflated.rows[i].key), file(key))
 	}
 }
 
