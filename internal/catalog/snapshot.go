@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -293,7 +294,7 @@ func (s *Snapshot) checkSubagentRoutes() {
 				continue
 			}
 			if _, ok := s.Agent(v.Subagent); !ok {
-				d.routeProblems[name] = append(d.routeProblems[name], skill.Warnf(v.Source+"/"+skill.FileName, skill.RuleMetadata,
+				d.routeProblems[name] = append(d.routeProblems[name], skill.Warnf(scan.Report(s.roots[0], path.Join(v.Path, skill.FileName)), skill.RuleMetadata,
 					"metadata.subagent names %q, which is not a published sub-agent; routesToSubagent is omitted", v.Subagent))
 			}
 		}

@@ -95,9 +95,9 @@ type VersionInfo struct {
 	// metadata.published rather than the files' modification times.
 	PublishedDeclared bool
 	// Path is the version's folder (a skill) or file (a sub-agent)
-	// relative to its root, with forward slashes.
+	// relative to its root, with forward slashes; problems name it as
+	// scan.Report does.
 	Path       string
-	Source     string // where the version was read from, for reports
 	Generation uint64 // snapshot generation that read it from disk
 }
 

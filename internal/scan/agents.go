@@ -158,7 +158,6 @@ func (s *agentScanner) scanFile(name string, d *dir, e entry, fileVersion string
 		Name:        name,
 		Description: a.Description,
 		Metadata:    a.Metadata,
-		Source:      report,
 		Path:        rel,
 		Generation:  s.generation,
 		PublishedAt: st.modTime.UTC().Truncate(time.Second),

@@ -25,7 +25,7 @@ func (s *entryScanner[V]) problem(p skill.Problem) { s.cur.Problems = append(s.c
 // scan's entries of the root) and returns the entry, or nil when there is
 // nothing to keep.
 func (s *entryScanner[V]) finish(last map[string]*Entry[V], key string) *Entry[V] {
-	s.cur.keepLastGood(s.blobs, s.prev, last, key)
+	s.cur.keepLastGood(s.blobs, s.prev, last, key, s.t.report)
 	if s.cur.Item == nil && len(s.cur.Problems) == 0 && !s.cur.Linked {
 		return nil
 	}

@@ -35,12 +35,12 @@ func staleProblem(source, version string, generation uint64) skill.Problem {
 }
 
 // lastGood picks the versions of the previous snapshot to keep publishing:
-// those whose source failed this scan (problems has an error at, inside or
-// above it) and that the new scan did not produce. A half-saved edit or a
+// those whose source (report of its path) failed this scan (problems has
+// an error at, inside or above it) and that the new scan did not produce. A half-saved edit or a
 // transient read error therefore never removes a version from the feeds,
 // while a version whose files are gone from disk is not carried: removal
 // removes it. Each kept version is reported stale.
-func lastGood[V item.Version](prev, cur []V, problems []skill.Problem) (carried []V, stale []skill.Problem) {
+func lastGood[V item.Version](prev, cur []V, problems []skill.Problem, report func(string) string) (carried []V, stale []skill.Problem) {
 	failed := failedPaths(problems)
 	if len(failed) == 0 {
 		return nil, nil
@@ -51,18 +51,19 @@ func lastGood[V item.Version](prev, cur []V, problems []skill.Problem) (carried 
 	}
 	for _, v := range prev {
 		info := v.Info()
-		if have[info.Version] || !touches(failed, info.Source) {
+		source := report(info.Path)
+		if have[info.Version] || !touches(failed, source) {
 			continue
 		}
 		carried = append(carried, v)
-		stale = append(stale, staleProblem(info.Source, info.Version, info.Generation))
+		stale = append(stale, staleProblem(source, info.Version, info.Generation))
 	}
 	return carried, stale
 }
 
 // keepLastGood carries the versions of the previous scan's entry key
 // whose sources failed this scan (see lastGood), with their blobs.
-func (e *Entry[V]) keepLastGood(blobs *content.Builder, prevScan *Result, prev map[string]*Entry[V], key string) {
+func (e *Entry[V]) keepLastGood(blobs *content.Builder, prevScan *Result, prev map[string]*Entry[V], key string, report func(string) string) {
 	pe := prev[key].Published()
 	if pe == nil {
 		return
@@ -71,7 +72,7 @@ func (e *Entry[V]) keepLastGood(blobs *content.Builder, prevScan *Result, prev m
 	if e.Item != nil {
 		versions = e.Item.Versions
 	}
-	carried, stale := lastGood(pe.Versions, versions, e.Problems)
+	carried, stale := lastGood(pe.Versions, versions, e.Problems, report)
 	if len(carried) == 0 {
 		return
 	}

@@ -220,7 +220,6 @@ func (s *skillScanner) scanVersion(name string, d *dir, st stat, entries []entry
 		Name:        name,
 		Description: sk.Description,
 		Metadata:    sk.Metadata,
-		Source:      s.t.report(dir),
 		Path:        dir,
 		Generation:  s.generation,
 	}, SkillMD: md.digest, SkillMDSize: md.size, Type: item.TypeSkillMD}

@@ -56,7 +56,7 @@ func openTreeRoot(path string) (*treeRoot, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &treeRoot{root: root, display: strings.TrimSuffix(toSlash(path), "/")}
+	t := &treeRoot{root: root, display: displayRoot(path)}
 	if t.top, err = t.openThroughRoot("."); err != nil {
 		root.Close()
 		return nil, err
@@ -70,11 +70,20 @@ func (t *treeRoot) Close() error {
 }
 
 // report is the path a problem names: the root as configured, then p.
-func (t *treeRoot) report(p string) string {
+func (t *treeRoot) report(p string) string { return reportUnder(t.display, p) }
+
+// Report is the path a problem names for p, a slash path below the root
+// configured as root (a version's item.VersionInfo.Path, say).
+func Report(root, p string) string { return reportUnder(displayRoot(root), p) }
+
+// displayRoot is how problem paths name the root configured as root.
+func displayRoot(root string) string { return strings.TrimSuffix(toSlash(root), "/") }
+
+func reportUnder(display, p string) string {
 	if p == "." || p == "" {
-		return t.display
+		return display
 	}
-	return t.display + "/" + p
+	return display + "/" + p
 }
 
 func isHidden(name string) bool { return strings.HasPrefix(name, ".") }
