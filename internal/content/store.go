@@ -21,8 +21,8 @@ import (
 // overlays instead of copying every blob; a full reload builds a flat
 // store again.
 type Store struct {
-	base  *Store // nil, or a flat store
-	blobs map[Digest]blob
+	base *Store // nil, or a flat store
+	blobSet
 	bytes int64
 	dir   *Dir // nil: every blob is in memory
 }
@@ -36,9 +36,40 @@ type blob struct {
 
 func (b blob) inMemory() bool { return b.data != nil }
 
+// blobSet is the blobs a Store or Builder holds itself: the size of each,
+// and the bytes of those held in memory. Over a Dir nearly none are, so
+// the bytes are a map of their own, and the map every blob is in holds
+// 8 bytes beside each digest.
+type blobSet struct {
+	sizes map[Digest]int64
+	mem   map[Digest][]byte // nil until a blob is held in memory
+}
+
+func newBlobSet() blobSet { return blobSet{sizes: map[Digest]int64{}} }
+
+func (bs blobSet) get(d Digest) (blob, bool) {
+	size, ok := bs.sizes[d]
+	if !ok {
+		return blob{}, false
+	}
+	return blob{data: bs.mem[d], size: size}, true
+}
+
+func (bs *blobSet) set(d Digest, b blob) {
+	bs.sizes[d] = b.size
+	if b.inMemory() {
+		if bs.mem == nil {
+			bs.mem = map[Digest][]byte{}
+		}
+		bs.mem[d] = b.data
+	}
+}
+
+func (bs blobSet) clone() blobSet { return blobSet{sizes: maps.Clone(bs.sizes), mem: maps.Clone(bs.mem)} }
+
 func (s *Store) lookup(d Digest) (blob, bool) {
 	for ; s != nil; s = s.base {
-		if b, ok := s.blobs[d]; ok {
+		if b, ok := s.get(d); ok {
 			return b, true
 		}
 	}
@@ -80,7 +111,7 @@ func (s *Store) Blob(d Digest) (Blob, bool) {
 func (s *Store) Digests() []Digest {
 	var out []Digest
 	for ; s != nil; s = s.base {
-		for d := range s.blobs {
+		for d := range s.sizes {
 			out = append(out, d)
 		}
 	}
@@ -98,7 +129,7 @@ func (s *Store) Len() int {
 	if s == nil {
 		return 0
 	}
-	return len(s.blobs) + s.base.Len()
+	return len(s.sizes) + s.base.Len()
 }
 
 // Bytes is the total size of all distinct blobs. An overlay counts its
@@ -114,10 +145,8 @@ func (s *Store) Bytes() int64 {
 func (s *Store) MemoryBytes() int64 {
 	var n int64
 	for ; s != nil; s = s.base {
-		for _, b := range s.blobs {
-			if b.inMemory() {
-				n += b.size
-			}
+		for _, data := range s.mem {
+			n += int64(len(data))
 		}
 	}
 	return n
@@ -137,7 +166,7 @@ func (s *Store) OverlayLen() int {
 	if s == nil || s.base == nil {
 		return 0
 	}
-	return len(s.blobs)
+	return len(s.sizes)
 }
 
 // OverlayBytes is the size of the blobs an overlay holds itself (0 for
@@ -160,16 +189,16 @@ func (s *Store) EachMissing(other *Store, fn func(Digest, int64)) {
 	if s == nil || s == other || other != nil && other.base == s {
 		return // other holds all of s
 	}
-	visit := func(blobs map[Digest]blob) {
-		for d, b := range blobs {
+	visit := func(sizes map[Digest]int64) {
+		for d, size := range sizes {
 			if !other.Has(d) {
-				fn(d, b.size)
+				fn(d, size)
 			}
 		}
 	}
-	visit(s.blobs)
+	visit(s.sizes)
 	if s.base != nil && s.base != other && (other == nil || s.base != other.base) {
-		visit(s.base.blobs)
+		visit(s.base.sizes)
 	}
 }
 
@@ -252,9 +281,9 @@ func (nopCloser) Close() error { return nil }
 
 // Builder collects blobs for a new Store. It is safe for concurrent use.
 type Builder struct {
-	mu    sync.Mutex
-	base  *Store
-	blobs map[Digest]blob
+	mu   sync.Mutex
+	base *Store
+	blobSet
 	bytes int64
 	dir   *Dir
 }
@@ -262,7 +291,7 @@ type Builder struct {
 // NewBuilder returns an empty Builder for a flat Store whose blobs are
 // written to dir (nil: held in memory).
 func NewBuilder(dir *Dir) *Builder {
-	return &Builder{blobs: make(map[Digest]blob), dir: dir}
+	return &Builder{blobSet: newBlobSet(), dir: dir}
 }
 
 // NewOverlay returns a Builder for a Store that keeps everything prev
@@ -272,9 +301,9 @@ func NewOverlay(prev *Store) *Builder {
 		return NewBuilder(nil)
 	}
 	if prev.base == nil {
-		return &Builder{base: prev, blobs: make(map[Digest]blob), dir: prev.dir}
+		return &Builder{base: prev, blobSet: newBlobSet(), dir: prev.dir}
 	}
-	return &Builder{base: prev.base, blobs: maps.Clone(prev.blobs), bytes: prev.bytes, dir: prev.dir}
+	return &Builder{base: prev.base, blobSet: prev.clone(), bytes: prev.bytes, dir: prev.dir}
 }
 
 // Dir is the directory the builder writes blobs to, or nil.
@@ -292,7 +321,7 @@ func (b *Builder) Put(data []byte) Digest {
 // them (the fault is reported once), they are kept in memory.
 func (b *Builder) PutDigested(d Digest, data []byte) {
 	b.mu.Lock()
-	_, held := b.blobs[d]
+	_, held := b.sizes[d]
 	held = held || b.base.Has(d)
 	b.mu.Unlock()
 	if held {
@@ -311,10 +340,10 @@ func (b *Builder) PutDigested(d Digest, data []byte) {
 func (b *Builder) add(d Digest, e blob) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.blobs[d]; ok || b.base.Has(d) {
+	if _, ok := b.sizes[d]; ok || b.base.Has(d) {
 		return
 	}
-	b.blobs[d] = e
+	b.set(d, e)
 	b.bytes += e.size
 }
 
@@ -367,7 +396,7 @@ func (b *Builder) source(d Digest, size int64, from *Store) (blob, bool) {
 func (b *Builder) Has(d Digest) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_, ok := b.blobs[d]
+	_, ok := b.sizes[d]
 	return ok || b.base.Has(d)
 }
 
@@ -375,7 +404,7 @@ func (b *Builder) Has(d Digest) bool {
 // d, read from the Dir when they are not in memory.
 func (b *Builder) Get(d Digest) ([]byte, bool) {
 	b.mu.Lock()
-	e, ok := b.blobs[d]
+	e, ok := b.get(d)
 	b.mu.Unlock()
 	if !ok {
 		if e, ok = b.base.lookup(d); !ok {
@@ -402,7 +431,7 @@ func (e blob) read(d Digest, dir *Dir) ([]byte, bool) {
 func (b *Builder) Store() *Store {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := &Store{base: b.base, blobs: b.blobs, bytes: b.bytes, dir: b.dir}
-	b.blobs = nil
+	s := &Store{base: b.base, blobSet: b.blobSet, bytes: b.bytes, dir: b.dir}
+	b.blobSet = blobSet{}
 	return s
 }
