@@ -128,17 +128,18 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 
 	bi := build()
 	m := metrics.New(metrics.Build{Version: build().Version, Commit: commit, GoVersion: runtime.Version(), KernelBytes: transport.KernelBytes})
-	restoreGC := collectLessWhileRestarting()
-	defer func() { restoreGC() }()
 	st, err := openState(cfg, src, log, m)
 	if err != nil {
 		return err
 	}
+	// A cold start settles from here; a restart, which reads no file,
+	// gets ready at the configured collector target first.
+	restoreGC := func() {}
 	restarting := st.cache.Len() > 0
 	if !restarting {
-		restoreGC()
 		restoreGC = collectMoreWhileSettling()
 	}
+	defer func() { restoreGC() }()
 	defer st.close()
 	cat := catalog.New(src, log, catalog.Options{Retention: cfg.Retention, RetentionMaxBytes: cfg.RetentionBytes, Blobs: st.blobs, Cache: st.cache,
 		DocumentCacheBytes: cfg.DocCacheBytes, OnReload: func(res catalog.ReloadResult) { m.ObserveReload(reloadFigures(res)) },
@@ -286,8 +287,8 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 		return fmt.Errorf("initial scan: %w", err)
 	}
 	// Most of what the first scan allocated is garbage now: every file it
-	// read and archive it built, or, on a restart, what the raised
-	// collector target let pile up. It is collected and its pages given
+	// read and archive it built, or, on a restart, the scan cache's
+	// entries it decoded. It is collected and its pages given
 	// back once the server is ready, so that readiness does not wait for a
 	// whole collection of the heap (half a second at 100,000 skills), and
 	// the resident set settles at what the snapshot holds
@@ -296,7 +297,6 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	// collector runs at settleGCPercent; the configured target is back
 	// once settled.
 	if restarting {
-		restoreGC()
 		restoreGC = collectMoreWhileSettling()
 	}
 	settled := func() {

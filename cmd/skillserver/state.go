@@ -99,16 +99,6 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 	return state{blobs: dir, cache: c.cache}, nil
 }
 
-// restartGCPercent is the garbage collector's target (GOGC) while a
-// restart rebuilds its snapshot from the scan cache. Such a restart reads
-// no file and builds no archive: nearly all it allocates is the snapshot
-// it keeps, so collecting each time the heap doubles re-marks that
-// snapshot again and again for little garbage (a third of a 100,000-skill
-// restart's CPU time at GOGC 100). A cold start keeps the configured
-// target: its scan's garbage (every file read, every archive deflated)
-// is most of what it allocates.
-const restartGCPercent = 400
-
 // settleGCPercent is the collector's target while the server settles:
 // from a cold start until its first scan's garbage is collected (after
 // the file watch's verify, see lateWatch), and from a restart's readiness
@@ -125,30 +115,22 @@ const restartGCPercent = 400
 // falls: a cold start of 100,000 skills took about 70 s instead of 40-50
 // (docs/benchmarks.md, "With state_dir"). A GOGC set in the environment
 // is the operator's choice, and is kept while the server settles.
+//
+// A restart collects at the configured target until it is ready: it
+// reads no file, but decodes the scan cache's entries, which are garbage
+// once scanned. It used to run at 400 there, which left a third more
+// resident memory at 10,000 skills and was no faster at 100,000
+// (docs/benchmarks.md).
 const settleGCPercent = 25
-
-// collectLessWhileRestarting raises the collector's target to
-// restartGCPercent, unless GOGC is higher or off, and returns what puts
-// the configured one back (safe to call more than once).
-func collectLessWhileRestarting() (restore func()) {
-	return overrideGC(func(prev int) bool { return prev >= 0 && prev < restartGCPercent }, restartGCPercent)
-}
 
 // collectMoreWhileSettling lowers the collector's target to
 // settleGCPercent, unless GOGC is set in the environment, and returns
 // what puts the configured one back (safe to call more than once).
 func collectMoreWhileSettling() (restore func()) {
-	_, set := os.LookupEnv("GOGC")
-	return overrideGC(func(int) bool { return !set }, settleGCPercent)
-}
-
-// overrideGC sets the collector's target to percent when override says
-// so of the configured one, and returns what puts that back.
-func overrideGC(override func(prev int) bool, percent int) (restore func()) {
-	prev := debug.SetGCPercent(percent)
-	if !override(prev) {
-		debug.SetGCPercent(prev)
+	if _, set := os.LookupEnv("GOGC"); set {
+		return func() {}
 	}
+	prev := debug.SetGCPercent(settleGCPercent)
 	return sync.OnceFunc(func() { debug.SetGCPercent(prev) })
 }
 

@@ -175,10 +175,9 @@ func TestStateDirRefusals(t *testing.T) {
 	}
 }
 
-// TestStartupGC: a restart raises the collector's target to
-// restartGCPercent, leaving a higher GOGC, or off, as it is; settling
-// lowers it to settleGCPercent unless GOGC is set in the environment.
-// Restoring puts the configured target back.
+// TestStartupGC: settling lowers the collector's target to
+// settleGCPercent unless GOGC is set in the environment. Restoring puts
+// the configured target back.
 func TestStartupGC(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -187,9 +186,6 @@ func TestStartupGC(t *testing.T) {
 		set        func() func()
 		want       int
 	}{
-		{"restart raises the default", 100, "", collectLessWhileRestarting, restartGCPercent},
-		{"restart keeps a higher target", 2 * restartGCPercent, "800", collectLessWhileRestarting, 2 * restartGCPercent},
-		{"restart keeps the collector off", -1, "off", collectLessWhileRestarting, -1},
 		{"settling lowers the default", 100, "", collectMoreWhileSettling, settleGCPercent},
 		{"settling keeps a GOGC set", 100, "100", collectMoreWhileSettling, 100},
 		{"settling keeps the collector off", -1, "off", collectMoreWhileSettling, -1},
