@@ -108,11 +108,12 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 // classes. What a collection frees is filled again, but what the last
 // one frees stays as holes in spans the snapshot still uses, which the
 // runtime can neither move nor give back: the more garbage piles up
-// between two collections, the more such holes. On 10,000 small skills,
-// for a snapshot of 38 MB, the holes were 13 MB with the target at 100
-// throughout, 7 MB at 25, and 5 MB at 10, which started slower; and the
-// cold scan's peak is lower. The collector's work grows as the target
-// falls: a cold start of 100,000 skills took about 70 s instead of 40-50
+// between two collections, the more such holes (the YAML parser's nodes
+// and reads, in the 160- and 32-byte classes, leave most of them). On
+// 10,000 small skills, for a snapshot of 25 MB, the resident set once
+// settled was 57 MB at 10 and 15, 59-60 MB at 25; and the cold scan's
+// peak is lower. The collector's work grows as the target falls: a cold
+// start of 100,000 skills took about 70 s at 25 instead of 40-50 at 100
 // (docs/benchmarks.md, "With state_dir"). A GOGC set in the environment
 // is the operator's choice, and is kept while the server settles.
 //
@@ -121,7 +122,7 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 // once scanned. It used to run at 400 there, which left a third more
 // resident memory at 10,000 skills and was no faster at 100,000
 // (docs/benchmarks.md).
-const settleGCPercent = 25
+const settleGCPercent = 15
 
 // collectMoreWhileSettling lowers the collector's target to
 // settleGCPercent, unless GOGC is set in the environment, and returns
