@@ -119,7 +119,7 @@ func (s *Snapshot) ErrorCount() int { return s.derived.errors }
 // It is for one look at a tree (validate, export): documents for bases
 // nobody configured are made per call, never cached.
 func Build(ctx context.Context, src Source, generation uint64) (*Snapshot, error) {
-	return build(ctx, buildInput{src: src, generation: generation, cache: scan.NewCache(), docs: feed.NewSharedCache(0)})
+	return build(ctx, buildInput{src: src, generation: generation, cache: scan.NewCache(), docs: feed.NewSharedCache(0), log: slog.New(slog.DiscardHandler)})
 }
 
 type buildInput struct {

@@ -65,7 +65,9 @@ func (bs *blobSet) set(d Digest, b blob) {
 	}
 }
 
-func (bs blobSet) clone() blobSet { return blobSet{sizes: maps.Clone(bs.sizes), mem: maps.Clone(bs.mem)} }
+func (bs blobSet) clone() blobSet {
+	return blobSet{sizes: maps.Clone(bs.sizes), mem: maps.Clone(bs.mem)}
+}
 
 func (s *Store) lookup(d Digest) (blob, bool) {
 	for ; s != nil; s = s.base {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -233,11 +234,11 @@ func (c *Cache) evict() {
 	c.persist.resident = c.persist.dirty
 }
 
-// committed returns the committed bytes of key's cache, or nil. A cache kept on
-// disk reads the key's shard back first when Save dropped it; a shard
-// that cannot be trusted any more is ignored (its entries are scanned
-// again, and it is written again by the next Save) and reported by
-// takeIgnored. Scans of several entries call it at once.
+// committed returns the committed bytes of key's cache, or nil. A cache
+// kept on disk reads the key's shard back first when Save dropped it; a
+// shard that cannot be trusted any more is ignored (its entries are
+// scanned again, and it is written again by the next Save) and reported
+// by takeIgnored. Scans of several entries call it at once.
 func (c *Cache) committed(key string) []byte {
 	p := c.persist
 	if p == nil {
@@ -271,8 +272,9 @@ func (c *Cache) committed(key string) []byte {
 	return c.entries[key]
 }
 
-// takeIgnored returns the shards committed ignored during the scan, as
-// errors for the log.
+// takeIgnored returns what the scan could not use of the cache (shards
+// committed ignored, entries open could not decode), as errors for the
+// log.
 func (c *Cache) takeIgnored() []error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -284,7 +286,11 @@ func (c *Cache) takeIgnored() []error {
 // writeShard writes the entries of keys to path.
 func writeShard(dir, path, stamp string, keys []string, entries map[string][]byte) error {
 	slices.Sort(keys)
-	var w encoder
+	n := len(cacheMagic) + len(stamp) + 1 + sha256.Size
+	for _, k := range keys {
+		n += len(k) + len(entries[k]) + 2*binary.MaxVarintLen64
+	}
+	w := encoder{b: make([]byte, 0, n)}
 	w.b = append(w.b, cacheMagic...)
 	w.b = append(w.b, stamp...)
 	w.b = append(w.b, '\n')
