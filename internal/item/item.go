@@ -81,6 +81,9 @@ type Version interface {
 	ArtifactDigest() content.Digest
 	// Blobs lists the digests of every blob the version serves.
 	Blobs() []content.Digest
+	// AppendStrings appends the version's own strings to refs (see
+	// PackStrings).
+	AppendStrings(refs []*string) []*string
 }
 
 // VersionInfo is what every version has, of a skill or a sub-agent.
@@ -103,6 +106,43 @@ type VersionInfo struct {
 
 // Info returns v itself, for code that serves both kinds of version.
 func (v *VersionInfo) Info() *VersionInfo { return v }
+
+// AppendStrings appends what the version's front matter and folder gave
+// it: the version, the description, the path and the metadata.
+func (v *VersionInfo) AppendStrings(refs []*string) []*string {
+	refs = append(refs, &v.Version, &v.Description, &v.Path)
+	for i := range v.Metadata {
+		e := &v.Metadata[i]
+		refs = append(refs, &e.Key, &e.Value)
+		for j := range e.List {
+			refs = append(refs, &e.List[j])
+		}
+	}
+	return refs
+}
+
+// PackStrings copies the strings refs point to into one allocation and
+// points each there. A scan makes a version's strings one at a time,
+// among the YAML parser's nodes and the listings' names it drops at once
+// and in the same size classes; kept there, a few strings pin spans of
+// free slots the runtime can neither reuse for anything else nor give
+// back. Packed after the scan, the strings of all the versions it built
+// are one block, and those spans empty.
+func PackStrings(refs []*string) {
+	n := 0
+	for _, r := range refs {
+		n += len(*r)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, r := range refs {
+		b.WriteString(*r)
+	}
+	block := b.String()
+	for _, r := range refs {
+		*r, block = block[:len(*r)], block[len(*r):]
+	}
+}
 
 // List reads the metadata value key as a list: a YAML list as it was
 // written, else a string split at commas ("a, b").
@@ -142,6 +182,15 @@ func (v *SkillVersion) ArtifactDigest() content.Digest { return v.Digest() }
 
 // Blobs lists the digests of every blob v serves: its SKILL.md, its
 // archive and its resources.
+// AppendStrings is VersionInfo.AppendStrings with the resource paths.
+func (v *SkillVersion) AppendStrings(refs []*string) []*string {
+	refs = v.VersionInfo.AppendStrings(refs)
+	for i := range v.Resources {
+		refs = append(refs, &v.Resources[i].Path)
+	}
+	return refs
+}
+
 func (v *SkillVersion) Blobs() []content.Digest {
 	out := make([]content.Digest, 0, 2+len(v.Resources))
 	out = append(out, v.SkillMD)

@@ -138,6 +138,10 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		}
 	}
 
+	// The versions this scan built keep their strings in one block.
+	refs := newStrings(nil, res.SkillEntries, res.RescannedSkills, in.Generation)
+	item.PackStrings(newStrings(refs, res.AgentEntries, res.RescannedAgents, in.Generation))
+
 	res.Store = blobs.Store()
 	in.Cache.commit(!partial, rescanned)
 	res.Rescanned = len(rescanned)
@@ -146,6 +150,23 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	res.ArchivesBuilt = int(in.Cache.zipped.Load())
 	res.CacheIgnored = in.Cache.takeIgnored()
 	return res, nil
+}
+
+// newStrings appends to refs the strings of the versions of entries keys
+// that this scan (generation gen) built, not those it carried.
+func newStrings[V item.Version](refs []*string, entries map[string]*Entry[V], keys []string, gen uint64) []*string {
+	for _, k := range keys {
+		it := entries[k].Published()
+		if it == nil {
+			continue
+		}
+		for _, v := range it.Versions {
+			if v.Info().Generation == gen {
+				refs = v.AppendStrings(refs)
+			}
+		}
+	}
+	return refs
 }
 
 // DirExists reports whether dir exists and is a directory.
