@@ -201,6 +201,10 @@ type entryScan struct {
 	prevBytes []byte      // as committed; nil when the entry was not cached
 	prev      *entryCache // prevBytes decoded; nil when the entry was not cached
 	next      *entryCache
+	// made is set once next holds a row prev did not: a file read, a
+	// parse, an archive built. Until then every row of next is one of
+	// prev's, under its key.
+	made bool
 }
 
 func (c *Cache) open(key string) *entryScan {
@@ -224,18 +228,23 @@ var encodeBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // close hands the entry's new cache to the running scan, as bytes: the
 // tables it was built in are garbage from here on. An entry whose bytes
-// are the previous ones (nothing read, parsed or built anew) keeps them
-// and is not changed.
+// are the previous ones keeps them and is not changed: one that made no
+// row and kept as many as prev has is that without being encoded (a full
+// rescan of an unchanged tree encodes nothing).
 func (e *entryScan) close() {
 	e.next.freeze()
-	buf := encodeBufs.Get().(*[]byte)
-	*buf = appendEntry((*buf)[:0], e.next)
-	changed := !bytes.Equal(*buf, e.prevBytes)
-	b := e.prevBytes
-	if changed {
-		b = bytes.Clone(*buf)
+	changed, b := true, e.prevBytes
+	if p := e.prev; p != nil && !e.made && p.files.len() == e.next.files.len() && p.zips.len() == e.next.zips.len() &&
+		p.skills.len() == e.next.skills.len() && p.agents.len() == e.next.agents.len() {
+		changed = false
+	} else {
+		buf := encodeBufs.Get().(*[]byte)
+		*buf = appendEntry((*buf)[:0], e.next)
+		if changed = !bytes.Equal(*buf, e.prevBytes); changed {
+			b = bytes.Clone(*buf)
+		}
+		encodeBufs.Put(buf)
 	}
-	encodeBufs.Put(buf)
 	e.c.mu.Lock()
 	if changed {
 		e.c.changed = append(e.c.changed, e.key)
@@ -267,6 +276,7 @@ func (e *entryScan) file(key string, st stat, read func() ([]byte, error), check
 	if err != nil {
 		return nil, cachedFile{}, err
 	}
+	e.made = true
 	e.c.misses.Add(1)
 	f = cachedFile{size: int64(len(data)), mtime: st.modNanos(), inode: st.ino, readAt: readAt, digest: content.Sum(data)}
 	if known && old.digest == f.digest {
@@ -286,7 +296,7 @@ func (e *entryScan) parseSkill(key, path, folder string, d content.Digest, load 
 	if e.prev != nil {
 		prev = &e.prev.skills
 	}
-	return reuseParse(prev, &e.next.skills, key, d, func() (skill.SkillMD, []skill.Problem) {
+	return reuseParse(&e.made, prev, &e.next.skills, key, d, func() (skill.SkillMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.SkillMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -302,7 +312,7 @@ func (e *entryScan) parseAgent(key, path, want string, d content.Digest, load fu
 	if e.prev != nil {
 		prev = &e.prev.agents
 	}
-	return reuseParse(prev, &e.next.agents, key, d, func() (skill.AgentMD, []skill.Problem) {
+	return reuseParse(&e.made, prev, &e.next.agents, key, d, func() (skill.AgentMD, []skill.Problem) {
 		data, err := load()
 		if err != nil {
 			return skill.AgentMD{}, []skill.Problem{skill.Errorf(path, skill.RuleRead, "cannot read: %s", describeErr(err))}
@@ -312,12 +322,14 @@ func (e *entryScan) parseAgent(key, path, want string, d content.Digest, load fu
 }
 
 // reuseParse returns prev's result for key when it was parsed from the
-// same bytes, else parses; either way the result goes into next.
-func reuseParse[T any](prev, next *table[parsed[T]], key string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
+// same bytes, else parses and sets made; either way the result goes into
+// next.
+func reuseParse[T any](made *bool, prev, next *table[parsed[T]], key string, d content.Digest, parse func() (T, []skill.Problem)) (T, []skill.Problem) {
 	if p, ok := prev.get(key); ok && p.digest == d {
 		next.set(key, p)
 		return p.value, p.problems
 	}
+	*made = true
 	v, ps := parse()
 	next.set(key, parsed[T]{digest: d, value: v, problems: ps})
 	return v, ps
@@ -365,6 +377,7 @@ func (e *entryScan) zip(files []content.ArchiveFile, digests []content.Digest, l
 		return "", 0, err
 	}
 	e.c.zipped.Add(1)
+	e.made = true
 	spans, err := content.ZipSpans(data)
 	if err != nil {
 		return "", 0, err
