@@ -471,7 +471,6 @@ func healthcheck(ctx context.Context, cfg *config.Config, target string) error {
 // connection.
 const maxProfileSeconds = 60
 
-// boundedProfile refuses a profile or trace longer than maxProfileSeconds.
 // memProfileRate is the heap profile's sampling rate as the program
 // started: Go's default, or what GODEBUG=memprofilerate=N set.
 var memProfileRate = runtime.MemProfileRate
@@ -485,6 +484,7 @@ var profileAllocations = sync.OnceFunc(func() {
 	}
 })
 
+// boundedProfile refuses a profile or trace longer than maxProfileSeconds.
 func boundedProfile(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.URL.Query().Get("seconds"); v != "" {

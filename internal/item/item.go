@@ -180,8 +180,6 @@ func (v *SkillVersion) Digest() content.Digest {
 // ArtifactDigest is Digest.
 func (v *SkillVersion) ArtifactDigest() content.Digest { return v.Digest() }
 
-// Blobs lists the digests of every blob v serves: its SKILL.md, its
-// archive and its resources.
 // AppendStrings is VersionInfo.AppendStrings with the resource paths.
 func (v *SkillVersion) AppendStrings(refs []*string) []*string {
 	refs = v.VersionInfo.AppendStrings(refs)
@@ -191,6 +189,8 @@ func (v *SkillVersion) AppendStrings(refs []*string) []*string {
 	return refs
 }
 
+// Blobs lists the digests of every blob v serves: its SKILL.md, its
+// archive and its resources.
 func (v *SkillVersion) Blobs() []content.Digest {
 	out := make([]content.Digest, 0, 2+len(v.Resources))
 	out = append(out, v.SkillMD)

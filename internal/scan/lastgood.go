@@ -36,10 +36,11 @@ func staleProblem(source, version string, generation uint64) skill.Problem {
 
 // lastGood picks the versions of the previous snapshot to keep publishing:
 // those whose source (report of its path) failed this scan (problems has
-// an error at, inside or above it) and that the new scan did not produce. A half-saved edit or a
-// transient read error therefore never removes a version from the feeds,
-// while a version whose files are gone from disk is not carried: removal
-// removes it. Each kept version is reported stale.
+// an error at, inside or above it) and that the new scan did not
+// produce. A half-saved edit or a transient read error therefore never
+// removes a version from the feeds, while a version whose files are gone
+// from disk is not carried: removal removes it. Each kept version is
+// reported stale.
 func lastGood[V item.Version](prev, cur []V, problems []skill.Problem, report func(string) string) (carried []V, stale []skill.Problem) {
 	failed := failedPaths(problems)
 	if len(failed) == 0 {
