@@ -127,7 +127,11 @@ func (w *Watcher) Rewatch(ctx context.Context) {
 // one's inode, and the events of the old one's removal may not have
 // arrived yet), and adding a folder watched already changes nothing. A
 // root that cannot be watched does not keep the other from being resolved.
+// The folders holding the roots are watched before the roots' trees are
+// walked too, so a root replaced during the walk (whose watches then sit on
+// the folders it replaced) is an event, not a miss.
 func (w *Watcher) resolve() error {
+	w.watchParents()
 	defer w.watchParents()
 	var errs []error
 	for _, p := range []struct {
