@@ -509,12 +509,41 @@ func TestWatcherIgnoresTheTreeALinkLeft(t *testing.T) {
 		t.Fatalf("a write in the root: %v, want noted", got)
 	}
 	flipLink(t, staging, b, link)
-	w.rewatchRoots()
+	w.rewatchRoots(true)
 	c = emptyChanges()
 	if got := w.note(fsnotify.Event{Name: old, Op: fsnotify.Remove}, &c); got != eventIgnored || len(c.Skills) != 0 {
 		t.Errorf("a removal in the tree the link left: %v %+v, want ignored", got, c)
 	}
 	if got := w.note(fsnotify.Event{Name: filepath.Join(b, "two", "SKILL.md"), Op: fsnotify.Write}, &c); got != eventNoted || !c.Skills["two"] {
 		t.Errorf("a write in the new root: %v %+v, want skill two noted", got, c)
+	}
+}
+
+// TestRewatchLeavesALiveWatch: a full rescan trigger (SIGHUP,
+// rescan_interval) adds a root's tree again only where the watch lost the
+// root; a root whose watch is alive is not walked again (at 10,000 skills
+// that walk took as long as the rescan). Here a subfolder's watch is
+// removed by hand: Rewatch leaves it so while the root's watch lives, and
+// adds it back once the root's is gone too.
+func TestRewatchLeavesALiveWatch(t *testing.T) {
+	skills := t.TempDir()
+	sub := filepath.Join(skills, "one")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, w := watcher(t, Roots{Skills: skills})
+	if err := w.fsw.Remove(sub); err != nil {
+		t.Fatal(err)
+	}
+	w.Rewatch(t.Context())
+	if slices.Contains(w.fsw.WatchList(), sub) {
+		t.Fatalf("Rewatch walked a root whose watch is alive: %s is watched again", sub)
+	}
+	if err := w.fsw.Remove(skills); err != nil {
+		t.Fatal(err)
+	}
+	w.Rewatch(t.Context())
+	if got := w.fsw.WatchList(); !slices.Contains(got, skills) || !slices.Contains(got, sub) {
+		t.Errorf("after the root's watch went, Rewatch watches %v, want %s and %s", got, skills, sub)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -78,7 +79,7 @@ func NewWatcher(roots Roots, timing WatchTiming, r *Reloader, log *slog.Logger) 
 	}
 	w := newWatcher(roots, timing, r, log)
 	w.fsw = fsw
-	if err := w.resolve(); err != nil {
+	if err := w.resolve(true); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOSPC) {
 			fsw.Close()
 			return nil, err
@@ -122,15 +123,22 @@ func (w *Watcher) Rewatch(ctx context.Context) {
 // root reached through a symlink (git-sync swaps one on every sync) is
 // watched at its target; when that target goes away, resolve runs again
 // and follows the link to the new one. A root deleted and created again at
-// the same path is watched anew: its tree is added every time, as nothing
-// tells a folder from the one it replaced (the new one often gets the old
-// one's inode, and the events of the old one's removal may not have
-// arrived yet), and adding a folder watched already changes nothing. A
-// root that cannot be watched does not keep the other from being resolved.
-// The folders holding the roots are watched before the roots' trees are
-// walked too, so a root replaced during the walk (whose watches then sit on
-// the folders it replaced) is an event, not a miss.
-func (w *Watcher) resolve() error {
+// the same path is watched anew: after an event that may mean so (walk
+// set) its tree is added again, as nothing tells a folder from the one it
+// replaced (the new one often gets the old one's inode, and the events of
+// the old one's removal may not have arrived yet), and adding a folder
+// watched already changes nothing. Otherwise (a full rescan trigger:
+// SIGHUP, rescan_interval) a root's tree is added only where the watch
+// lost it: after a failure, when the root resolves to another folder, or
+// when the root's own watch is gone. A root deleted while watched takes
+// its watch off the list and raises its own event, whose full rescan adds
+// the tree; re-adding every folder of a large tree on every trigger would
+// double a full rescan's time for nothing. A root that cannot be watched
+// does not keep the other from being resolved. The folders holding the
+// roots are watched before the roots' trees are walked too, so a root
+// replaced during the walk (whose watches then sit on the folders it
+// replaced) is an event, not a miss.
+func (w *Watcher) resolve(walk bool) error {
 	w.watchParents()
 	defer w.watchParents()
 	var errs []error
@@ -155,10 +163,12 @@ func (w *Watcher) resolve() error {
 			errs = append(errs, err)
 			continue
 		}
-		*p.out = abs
-		if err := w.addTree(abs); err != nil {
-			errs = append(errs, err)
+		if walk || w.lost || abs != *p.out || !w.watching(abs) {
+			if err := w.addTree(abs); err != nil {
+				errs = append(errs, err)
+			}
 		}
+		*p.out = abs
 	}
 	return errors.Join(errs...)
 }
@@ -202,9 +212,15 @@ func (w *Watcher) watchParents() {
 // the set-up or later.
 const lostRootMessage = "cannot watch a root; its watch resumes when it is back (created again, SIGHUP or rescan_interval); meanwhile reloads need SIGHUP, rescan_interval or POST /-/reload"
 
-// rewatchRoots resolves the roots again, saying when a lost one is back.
-func (w *Watcher) rewatchRoots() {
-	if err := w.resolve(); err != nil {
+// watching reports whether the folder p has a watch. The kernel ends the
+// watch of a folder deleted or moved away, and fsnotify takes it off its
+// list when it reads that event.
+func (w *Watcher) watching(p string) bool { return slices.Contains(w.fsw.WatchList(), p) }
+
+// rewatchRoots resolves the roots again, saying when a lost one is back;
+// walk adds their trees again whatever (resolve).
+func (w *Watcher) rewatchRoots(walk bool) {
+	if err := w.resolve(walk); err != nil {
 		if !w.lost {
 			w.log.Warn(lostRootMessage, "error", err)
 		}
@@ -368,12 +384,12 @@ func (w *Watcher) loop(ctx context.Context, events <-chan fsnotify.Event, errs <
 			full = true
 			d.start()
 		case done := <-w.rewatch:
-			w.rewatchRoots()
+			w.rewatchRoots(false)
 			close(done)
 		case <-d.c:
 			d.fired()
 			if full {
-				w.rewatchRoots()
+				w.rewatchRoots(true)
 				w.reloader.Request(nil)
 			} else {
 				changes := pending
