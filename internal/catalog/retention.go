@@ -406,19 +406,24 @@ func changedIn[V item.Version](old, cur map[string]*scan.Entry[V], names iter.Se
 		}
 		now := cur[name].Published()
 		for _, v := range e.Item.Versions {
+			was := files(v)
 			var served map[ArtifactKey]content.Digest // what cur serves of this version
 			if now != nil {
 				if cv, ok := now.Version(v.Info().Version); ok {
 					if cv == v {
 						continue
 					}
-					served = map[ArtifactKey]content.Digest{}
-					for _, a := range files(cv) {
+					is := files(cv)
+					if slices.Equal(is, was) {
+						continue // built again alike, as a full rescan does
+					}
+					served = make(map[ArtifactKey]content.Digest, len(is))
+					for _, a := range is {
 						served[a.key] = a.digest
 					}
 				}
 			}
-			for _, a := range files(v) {
+			for _, a := range was {
 				if d, ok := served[a.key]; !ok || d != a.digest {
 					fn(a.key, a.digest, a.install)
 				}

@@ -60,23 +60,37 @@ type sum [sha256.Size]byte
 func (d Digest) sum() (sum, bool) { return hexSum(d.Hex()) }
 
 // hexSum is the digest whose hex part is h: 64 lowercase hex digits.
-// It decodes in place (hex.Decode would take a copy of h per call: Dir.Has
-// runs for every file of a scan).
+// It decodes in place, one table lookup per digit (hex.Decode would take
+// a copy of h per call: Dir.Has runs for every file of a scan).
 func hexSum(h string) (s sum, ok bool) {
-	if !isDigestHex(h) {
+	if len(h) != 2*sha256.Size {
 		return s, false
 	}
-	nibble := func(c byte) byte {
-		if c <= '9' {
-			return c - '0'
-		}
-		return c - 'a' + 10
-	}
 	for i := range s {
-		s[i] = nibble(h[2*i])<<4 | nibble(h[2*i+1])
+		hi, lo := hexNibble[h[2*i]], hexNibble[h[2*i+1]]
+		if hi|lo > 0xf {
+			return sum{}, false
+		}
+		s[i] = hi<<4 | lo
 	}
 	return s, true
 }
+
+// hexNibble is the value of each lowercase hex digit; every other byte
+// maps to 0xff.
+var hexNibble = func() (t [256]byte) {
+	for c := range t {
+		switch {
+		case '0' <= c && c <= '9':
+			t[c] = byte(c - '0')
+		case 'a' <= c && c <= 'f':
+			t[c] = byte(c - 'a' + 10)
+		default:
+			t[c] = 0xff
+		}
+	}
+	return t
+}()
 
 // Digest is the digest whose bytes are s.
 func (s sum) Digest() Digest { return Digest(Algorithm + ":" + hex.EncodeToString(s[:])) }

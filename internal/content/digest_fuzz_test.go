@@ -1,6 +1,7 @@
 package content
 
 import (
+	"encoding/hex"
 	"errors"
 	"regexp"
 	"strings"
@@ -14,7 +15,8 @@ var (
 
 // FuzzDigest: ParseDigest accepts exactly "sha256:<64 lowercase hex>" and
 // the bare hex, returns the canonical form, and round-trips; upper case,
-// short and long forms are refused with ErrInvalidDigest.
+// short and long forms are refused with ErrInvalidDigest. hexSum (a blob
+// file's name to its bytes) takes exactly what the parser does.
 func FuzzDigest(f *testing.F) {
 	d := Sum([]byte("hello"))
 	for _, s := range []string{string(d), d.Hex(), strings.ToUpper(d.Hex()), "SHA256:" + d.Hex(), string(d)[:70], string(d) + "0",
@@ -22,6 +24,12 @@ func FuzzDigest(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
+		// The Dir's decoder of file names agrees with the parser's rule
+		// and round-trips.
+		hexPart := strings.TrimPrefix(s, Algorithm+":")
+		if b, ok := hexSum(hexPart); ok != isDigestHex(hexPart) || ok && hex.EncodeToString(b[:]) != hexPart {
+			t.Fatalf("hexSum(%q) = %x, %v", hexPart, b, ok)
+		}
 		got, err := ParseDigest(s)
 		if err != nil {
 			if !errors.Is(err, ErrInvalidDigest) || acceptedDigest.MatchString(s) {
