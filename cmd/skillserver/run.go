@@ -288,11 +288,14 @@ func serve(ctx context.Context, cfg *config.Config, stderr io.Writer) error {
 	if restarting {
 		restoreGC = collectMoreWhileSettling()
 	}
+	var readyAt time.Time
 	settled := func() {
 		debug.FreeOSMemory()
 		restoreGC()
+		log.Info("memory settled", "since_ready", time.Since(readyAt))
 	}
 	go reloader.Run(runCtx)
+	readyAt = time.Now()
 	api.SetReady(true)
 	if cfg.Watch && (src.SkillsDir != "" || src.AgentsDir != "") {
 		go watch.start(runCtx, cfg, src, reloader, log, settled)

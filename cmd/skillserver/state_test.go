@@ -211,3 +211,31 @@ func TestStartupGC(t *testing.T) {
 		})
 	}
 }
+
+// TestMemorySettledIsLogged: the server says when the first scan's
+// garbage is given back: once ready without the file watch, and after the
+// watch's verify (before "file watch ready") with it. Benchmarks measure
+// the resident set from there.
+func TestMemorySettledIsLogged(t *testing.T) {
+	for _, watch := range []bool{false, true} {
+		t.Run(fmt.Sprintf("watch=%v", watch), func(t *testing.T) {
+			skills := fixture.CopyTree(t, "../../testdata/skills")
+			ts := startServer(t, "--skills", skills, fmt.Sprintf("--watch=%v", watch))
+			last := `"msg":"memory settled"`
+			if watch {
+				last = `"msg":"file watch ready"`
+			}
+			fixture.Eventually(t, 30*time.Second, last, func() error {
+				if !strings.Contains(ts.Logged(t), last) {
+					return fmt.Errorf("not logged yet")
+				}
+				return nil
+			})
+			log := ts.Logged(t)
+			settled := strings.Index(log, `"msg":"memory settled","since_ready":`)
+			if settled < 0 || settled > strings.Index(log, last) {
+				t.Errorf("no memory settled line (by %s) in:\n%s", last, log)
+			}
+		})
+	}
+}

@@ -116,32 +116,46 @@ type server struct {
 // server is ready but still listing folders and rescanning, so its
 // memory is not what it settles at.
 func (s *server) watchSettled(ctx context.Context, limit time.Duration) (time.Duration, bool, error) {
+	var on bool
+	after, err := s.awaitLog(ctx, limit, `"file watch ready"`, func(msg string) bool {
+		on = msg == "file watch ready"
+		return on || strings.HasPrefix(msg, "file watch unavailable")
+	})
+	return after, on, err
+}
+
+// memorySettled waits until the server has given back the first scan's
+// garbage ("memory settled"), which it does once ready (without the file
+// watch) or after the watch's verify.
+func (s *server) memorySettled(ctx context.Context, limit time.Duration) error {
+	_, err := s.awaitLog(ctx, limit, `"memory settled"`, func(msg string) bool { return msg == "memory settled" })
+	return err
+}
+
+// awaitLog polls the server's log until a line's message matches and
+// returns how long after the start that was; what names the line in the
+// error.
+func (s *server) awaitLog(ctx context.Context, limit time.Duration, what string, match func(msg string) bool) (time.Duration, error) {
 	deadline := time.Now().Add(limit)
 	for {
 		data, err := os.ReadFile(s.logPath)
 		if err != nil {
-			return 0, false, err
+			return 0, err
 		}
 		for _, line := range strings.Split(string(data), "\n") {
 			var rec struct {
 				Msg string `json:"msg"`
 			}
-			if json.Unmarshal([]byte(line), &rec) != nil {
-				continue
-			}
-			switch {
-			case rec.Msg == "file watch ready":
-				return time.Since(s.begin), true, nil
-			case strings.HasPrefix(rec.Msg, "file watch unavailable"):
-				return time.Since(s.begin), false, nil
+			if json.Unmarshal([]byte(line), &rec) == nil && match(rec.Msg) {
+				return time.Since(s.begin), nil
 			}
 		}
 		if s.exited() || time.Now().After(deadline) {
-			return 0, false, fmt.Errorf("skillserver: no \"file watch ready\" line within %v (log: %s)", limit, s.logPath)
+			return 0, fmt.Errorf("skillserver: no %s line within %v (log: %s)", what, limit, s.logPath)
 		}
 		select {
 		case <-ctx.Done():
-			return 0, false, ctx.Err()
+			return 0, ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
