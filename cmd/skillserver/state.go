@@ -111,10 +111,10 @@ func openState(cfg *config.Config, src catalog.Source, log *slog.Logger, m *metr
 // between two collections, the more such holes (the YAML parser's nodes
 // and reads, in the 160- and 32-byte classes, leave most of them). On
 // 10,000 small skills, for a snapshot of 25 MB, the resident set once
-// settled was 57,000 KiB at 10 and 15, 59,000-60,500 at 25; and the cold
-// scan's peak is lower. The collector's work grows as the target falls: a cold
-// start of 100,000 skills took about 70 s at 25 instead of 40-50 at 100
-// (docs/benchmarks.md, "With state_dir"). A GOGC set in the environment
+// settled was 57,000 KiB at 10 and 15, 59,000-60,500 at 25; and the
+// cold scan's peak is lower. The collector's work grows as the target
+// falls: a cold start of 100,000 skills took about 70 s at 25 instead of
+// 40-50 at 100 (docs/benchmarks.md, "With state_dir"). A GOGC set in the environment
 // is the operator's choice, and is kept while the server settles.
 //
 // A restart collects at the configured target until it is ready: it
